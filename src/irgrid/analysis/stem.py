@@ -1,0 +1,78 @@
+"""Stemmers, memoised per process because stemming dominates analysis cost.
+
+``porter``  PyStemmer's ``porter`` algorithm: Porter (1980) as published, the same
+            algorithm Lucene's ``PorterStemFilter`` implements.  (Lucene's Java code
+            follows Porter's reference implementation, which departs from the paper in
+            two step-2 rules, ``-bli -> -ble`` and ``-logi -> -log``; PyStemmer follows
+            the paper, so e.g. ``apology -> apologi`` here and ``apolog`` in Lucene.)
+``krovetz`` Krovetz's inflectional/derivational stemmer (``krovetzstemmer``).
+``none``    the identity.
+
+As in Lucene's ``PorterStemmer`` (and Porter's reference code), words of one or
+two characters are not stemmed (the published rules would turn ``as`` into ``a``
+and ``s`` into nothing).  No stemmer ever returns an empty term: the word is kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+STEMMERS = ("porter", "krovetz", "none")
+
+# Beyond this many cached words the cache is dropped and refilled (bounded memory).
+CACHE_SIZE = 1 << 20
+
+_local = threading.local()  # stemmer objects are not shared between threads
+_caches: dict[str, dict[str, str]] = {}
+_functions: dict[str, Callable[[str], str]] = {}
+_lock = threading.Lock()
+
+
+def _raw_stemmer(name: str) -> Callable[[str], str]:
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    fn = stemmers.get(name)
+    if fn is None:
+        if name == "porter":
+            import Stemmer
+
+            fn = Stemmer.Stemmer("porter", 0).stemWord  # our own cache below
+        elif name == "krovetz":
+            import krovetzstemmer
+
+            fn = krovetzstemmer.Stemmer().stem
+        else:  # pragma: no cover - guarded by get_stemmer
+            raise ValueError(name)
+        stemmers[name] = fn
+    return fn
+
+
+def get_stemmer(name: str) -> Callable[[str], str]:
+    """A memoised ``word -> stem`` function for ``name`` (one of :data:`STEMMERS`)."""
+    if name not in STEMMERS:
+        raise ValueError(f"unknown stemmer {name!r}; expected one of {', '.join(STEMMERS)}")
+    if name == "none":
+        return _identity
+    fn = _functions.get(name)
+    if fn is not None:
+        return fn
+    with _lock:
+        cache = _caches.setdefault(name, {})
+
+        def stem(word: str, _cache: dict[str, str] = cache, _name: str = name) -> str:
+            s = _cache.get(word)
+            if s is None:
+                s = word if len(word) <= 2 else (_raw_stemmer(_name)(word) or word)
+                if len(_cache) >= CACHE_SIZE:
+                    _cache.clear()
+                _cache[word] = s
+            return s
+
+        _functions[name] = stem
+    return stem
+
+
+def _identity(word: str) -> str:
+    return word

@@ -1,0 +1,205 @@
+"""`irgrid ...`: every workflow step as a command, for Snakemake rules and for use without Snakemake.
+
+Each subcommand calls one package function; structured parameters arrive as JSON
+strings so a rule can pass its ``params:`` through unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from .collections.sources import ChecksumError, CollectionNotAvailable
+from .errors import ConfigError, InputFormatError
+
+log = logging.getLogger("irgrid")
+
+
+def _collection(args):
+    from .collections import load_registry, resolve_files
+
+    registry = load_registry(args.registry)
+    if args.collection not in registry:
+        raise ConfigError(f"{args.registry}: no collection {args.collection!r}; it has {sorted(registry)}")
+    spec = registry[args.collection]
+    files = resolve_files(spec, mirror=args.mirror, resources_dir=args.resources)
+    return spec, files
+
+
+def cmd_shard(args) -> None:
+    from .collections import write_document_shards
+
+    spec, files = _collection(args)
+    write_document_shards(spec, files, args.out, args.num_shards)
+
+
+def cmd_topics(args) -> None:
+    from .collections import write_topics
+
+    spec, files = _collection(args)
+    write_topics(spec, files, args.queryset, args.out)
+
+
+def cmd_qrels(args) -> None:
+    from .collections import write_qrels
+
+    spec, files = _collection(args)
+    write_qrels(spec, files, args.out)
+
+
+def cmd_index(args) -> None:
+    from .analysis import Analyzer
+    from .index import build_index
+
+    analyzer = Analyzer.from_dict(json.loads(args.analyzer))
+    build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=args.scheduler,
+                num_workers=args.workers)
+
+
+def cmd_retrieve(args) -> None:
+    from .grid import decode_point
+    from .index import IndexReader
+    from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
+
+    index = IndexReader(args.index)
+    topics = read_topics(args.topics)
+    points = [decode_point(encoded) for encoded in args.params]
+    if len(points) != len(args.out):
+        raise SystemExit("give one --out per --params")
+    started = time.perf_counter()
+    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth)
+    for run, out in zip(runs, args.out):
+        write_run(run, out)
+        if args.trec:
+            write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
+    log.info("scored %d queries x %d points in %.2fs", len(topics), len(points), time.perf_counter() - started)
+
+
+def cmd_export_trec(args) -> None:
+    from .retrieve import read_run, write_trec_run
+
+    write_trec_run(read_run(args.run), args.out, tag=args.tag)
+
+
+def cmd_evaluate(args) -> None:
+    from .evaluate import evaluate_run, read_qrels, write_evaluation
+    from .retrieve import read_run
+
+    per_query = evaluate_run(read_run(args.run), read_qrels(args.qrels), json.loads(args.measures))
+    write_evaluation(per_query, args.out)
+    means = per_query.groupby("measure")["value"].mean()
+    log.info("%s: %s", args.run, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
+
+
+def cmd_table(args) -> None:
+    import pandas as pd
+
+    from .tables import TableSpec, load_cells, summarise, write_tables
+
+    spec = TableSpec(**json.loads(args.spec))
+    cells = pd.DataFrame(json.loads(args.cells))
+    summary = summarise(load_cells(cells), spec)
+    write_tables(summary, spec, args.out_dir)
+
+
+def cmd_report(args) -> None:
+    from .report import write_report
+
+    write_report(json.loads(args.experiments), args.out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="irgrid", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def collection_args(p):
+        p.add_argument("--registry", required=True, help="collection registry YAML")
+        p.add_argument("--collection", required=True, help="collection id")
+        p.add_argument("--mirror", default=None, help="directory of raw collection files")
+        p.add_argument("--resources", default="resources", help="download directory")
+
+    p = sub.add_parser("shard", help="write a collection's documents as Parquet shards")
+    collection_args(p)
+    p.add_argument("--num-shards", type=int, default=4)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_shard)
+
+    p = sub.add_parser("topics", help="write one query set as Parquet (qid, text)")
+    collection_args(p)
+    p.add_argument("--queryset", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_topics)
+
+    p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
+    collection_args(p)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_qrels)
+
+    p = sub.add_parser("index", help="build the partitioned Parquet inverted index with Dask")
+    p.add_argument("--docs", required=True, help="directory of document shards")
+    p.add_argument("--analyzer", required=True, help="analyzer as JSON")
+    p.add_argument("--num-buckets", type=int, default=16)
+    p.add_argument("--scheduler", default=None, help="dask.distributed scheduler address")
+    p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("retrieve", help="score a query set at one or more parameter points")
+    p.add_argument("--index", required=True)
+    p.add_argument("--topics", required=True)
+    p.add_argument("--family", required=True, help="model family, e.g. bm25")
+    p.add_argument("--params", nargs="+", required=True, help="encoded parameter points (k1~0.9_b~0.4)")
+    p.add_argument("--depth", type=int, default=1000)
+    p.add_argument("--trec", action="store_true", help="also write a TREC-format run next to each output")
+    p.add_argument("--out", nargs="+", required=True)
+    p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("export-trec", help="write a Parquet run in TREC format (qid Q0 docno rank score tag)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--tag", default="irgrid")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_export_trec)
+
+    p = sub.add_parser("evaluate", help="per-query evaluation of a run with ir-measures")
+    p.add_argument("--run", required=True)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("table", help="significance-marked table of an experiment")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=cmd_table)
+
+    p = sub.add_parser("report", help="HTML report of all experiments")
+    p.add_argument("--experiments", required=True, help="JSON {name: table directory}")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        args.func(args)
+    except (InputFormatError, ConfigError, ChecksumError, CollectionNotAvailable) as error:
+        # The message already names the file, the line and what was expected.
+        print(f"irgrid {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Readers for user-supplied collections in JSON Lines or tab-separated files.
+
+JSONL documents, one object a line::
+
+    {"docno": "d1", "title": "...", "text": "..."}
+
+The id is taken from the registry's ``id_field`` if given, else from the first present of
+``docno``, ``id``, ``doc_id``, ``docid``, ``_id`` (queries: ``qid``, ``query_id``, ``id``,
+``_id``). Every other key becomes a field in source order: strings as they are, numbers
+written out, lists of strings joined by newlines; ``null``, booleans and nested objects are
+not text and are left out.
+
+TSV documents ``docno<TAB>text`` and queries ``qid<TAB>text`` (one field ``text``; the text
+may itself contain tabs). A first line whose id column is literally ``docno``/``id``/``qid``...
+is a header and is skipped.
+
+The registry says which layout each file has (``format`` for documents, ``queries_format``
+for topics), so a JSONL collection can come with TSV topics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import InputFormatError
+from .records import Document, Query
+from .textio import iter_files, iter_lines, normalize_numeric_id
+
+DOCNO_KEYS = ("docno", "id", "doc_id", "docid", "_id")
+QID_KEYS = ("qid", "query_id", "id", "_id")
+LAYOUTS = ("jsonl", "tsv")
+
+
+def _text_value(value: object) -> str | None:
+    """The text of a JSON value, or None if it is not text (see the module docstring)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "\n".join(value)
+    return None
+
+
+def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: str | None,
+                        encoding: str) -> Iterator[tuple[str, dict[str, str]]]:
+    keys = (id_field,) if id_field else id_keys
+    for line_no, line in iter_lines(path, encoding):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputFormatError(path, line_no, f"a JSON object ({error.msg})", found=line) from None
+        if not isinstance(record, dict):
+            raise InputFormatError(path, line_no, "a JSON object", found=line)
+        key = next((k for k in keys if k in record), None)
+        identifier = record.get(key) if key else None
+        if isinstance(identifier, bool) or not isinstance(identifier, (str, int)) or str(identifier).strip() == "":
+            raise InputFormatError(path, line_no, f"an id (string or integer) under one of the keys {list(keys)}",
+                                   found=line)
+        fields = {}
+        for name, value in record.items():
+            if name == key:
+                continue
+            text = _text_value(value)
+            if text is not None:
+                fields[name] = text
+        yield str(identifier).strip(), fields
+
+
+def _iter_tsv_records(path: os.PathLike, what: str, header_ids: tuple[str, ...],
+                      encoding: str) -> Iterator[tuple[str, dict[str, str]]]:
+    first = True
+    for line_no, line in iter_lines(path, encoding):
+        if not line.strip():
+            continue
+        identifier, tab, text = line.partition("\t")
+        if first and identifier.strip().lower() in header_ids:
+            first = False
+            continue
+        first = False
+        if not tab or not identifier.strip():
+            raise InputFormatError(path, line_no, f"'{what}<TAB>text'", found=line)
+        yield identifier.strip(), {"text": text.strip()}
+
+
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+
+
+def iter_local_documents(path: str | os.PathLike, layout: str = "jsonl", id_field: str | None = None,
+                         encoding: str = "utf-8") -> Iterator[Document]:
+    """Documents of a JSONL or TSV file (or of every file under a directory, sorted)."""
+    _check_layout(layout)
+    for file_path in iter_files(path):
+        if layout == "jsonl":
+            records = _iter_jsonl_records(file_path, DOCNO_KEYS, id_field, encoding)
+        else:
+            records = _iter_tsv_records(file_path, "docno", DOCNO_KEYS, encoding)
+        for docno, fields in records:
+            yield Document(docno, fields)
+
+
+def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field: str | None = None,
+                       encoding: str = "utf-8") -> Iterator[Query]:
+    """Queries of a JSONL or TSV file; numeric qids lose leading zeros like everywhere else."""
+    _check_layout(layout)
+    if layout == "jsonl":
+        records = _iter_jsonl_records(Path(path), QID_KEYS, id_field, encoding)
+    else:
+        records = _iter_tsv_records(Path(path), "qid", QID_KEYS, encoding)
+    for qid, fields in records:
+        yield Query(normalize_numeric_id(qid), fields)

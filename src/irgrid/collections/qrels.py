@@ -1,0 +1,118 @@
+"""Readers for the line-per-judgement qrels layouts.
+
+``qrels_format`` in the registry picks one:
+
+- ``cranfield``: ``qid docid rel`` (3 columns; Cranfield's ``cranqrel``, with ``-1`` lines).
+- ``smart``: ``qid docid 0 0`` or ``qid docid 0 0.000000`` (4 columns, any blank padding;
+  CACM ``qrels.text`` with zero-padded qids, CISI ``CISI.REL``, ADI ``ADI.REL``, MED
+  ``MED.REL.OLD``). The last two columns carry nothing: a listed pair is relevant (raw 1).
+- ``trec``: ``qid iteration docno rel`` (4 columns; TREC qrels and MED ``MED.REL``).
+- ``npl``: the ``/``-terminated ``rlv-ass`` layout (see :mod:`irgrid.collections.npl`).
+
+Every reader maps the raw value through the collection's ``relevance`` table (raw -> graded)
+and keeps pairs mapped to 0: they are judged non-relevant, which matters for measures that
+look at judged documents only. Blank lines are skipped (CISI.REL ends with one).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterator, Mapping
+
+from ..errors import InputFormatError
+from .records import Qrel
+from .textio import iter_lines, normalize_numeric_id
+
+
+def map_relevance(raw: int, relevance: Mapping[int, int] | None, path: str | os.PathLike,
+                  line_no: int | None, line: str) -> int:
+    """The graded value of ``raw``: identity without a table, else the table's value.
+
+    A raw value the table does not list is an error rather than passed through, because a
+    table exists precisely because the raw scale is not the graded one (Cranfield's 1 means
+    "complete answer", the best grade).
+    """
+    if not relevance:
+        return raw
+    try:
+        return relevance[raw]
+    except KeyError:
+        raise InputFormatError(path, line_no, f"a relevance value listed in the collection's relevance table "
+                                              f"{sorted(relevance)}", found=line) from None
+
+
+def _parse_int(token: str) -> int | None:
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
+def iter_cranfield_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None = None,
+                         encoding: str = "utf-8") -> Iterator[Qrel]:
+    """``qid docid rel`` lines (3 whitespace-separated integer columns)."""
+    expected = "'qid docid relevance' (3 integer columns)"
+    for line_no, line in iter_lines(path, encoding):
+        columns = line.split()
+        if not columns:
+            continue
+        numbers = [_parse_int(column) for column in columns]
+        if len(columns) != 3 or None in numbers:
+            raise InputFormatError(path, line_no, expected, found=line)
+        qid, docno, raw = columns[0], columns[1], numbers[2]
+        yield Qrel(normalize_numeric_id(qid), normalize_numeric_id(docno),
+                   map_relevance(raw, relevance, path, line_no, line))
+
+
+def iter_smart_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None = None,
+                     encoding: str = "utf-8") -> Iterator[Qrel]:
+    """``qid docid 0 0[.000000]`` lines: every listed pair is relevant (raw value 1)."""
+    expected = "'qid docid 0 0' (4 columns: integer ids, then two numbers)"
+    for line_no, line in iter_lines(path, encoding):
+        columns = line.split()
+        if not columns:
+            continue
+        if len(columns) != 4 or not (columns[0].isdigit() and columns[1].isdigit()):
+            raise InputFormatError(path, line_no, expected, found=line)
+        try:
+            float(columns[2]), float(columns[3])
+        except ValueError:
+            raise InputFormatError(path, line_no, expected, found=line) from None
+        yield Qrel(normalize_numeric_id(columns[0]), normalize_numeric_id(columns[1]),
+                   map_relevance(1, relevance, path, line_no, line))
+
+
+def iter_trec_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None = None,
+                    encoding: str = "utf-8", numeric_docnos: bool = False) -> Iterator[Qrel]:
+    """TREC ``qid iteration docno rel`` lines (4 whitespace-separated columns, integer rel).
+
+    Numeric qids lose leading zeros like the topics' do. Docnos are kept verbatim unless
+    ``numeric_docnos`` (set for the numbered Glasgow collections, e.g. MED.REL), so that they
+    match the docnos of the documents reader.
+    """
+    expected = "'qid iteration docno relevance' (4 columns, integer relevance)"
+    for line_no, line in iter_lines(path, encoding):
+        columns = line.split()
+        if not columns:
+            continue
+        raw = _parse_int(columns[3]) if len(columns) == 4 else None
+        if raw is None:
+            raise InputFormatError(path, line_no, expected, found=line)
+        docno = normalize_numeric_id(columns[2]) if numeric_docnos else columns[2]
+        yield Qrel(normalize_numeric_id(columns[0]), docno, map_relevance(raw, relevance, path, line_no, line))
+
+
+def qrels_reader(layout: str) -> Callable[..., Iterator[Qrel]]:
+    """The reader function for a ``qrels_format`` name (``npl`` included)."""
+    from .npl import iter_npl_qrels  # npl imports this module; import late to avoid a cycle
+
+    readers = {
+        "cranfield": iter_cranfield_qrels,
+        "smart": iter_smart_qrels,
+        "trec": iter_trec_qrels,
+        "npl": iter_npl_qrels,
+    }
+    try:
+        return readers[layout]
+    except KeyError:
+        raise ValueError(f"unknown qrels layout {layout!r}; known: {sorted(readers)}") from None

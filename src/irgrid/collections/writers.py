@@ -1,0 +1,126 @@
+"""Writing a collection into the Parquet files the rest of the workflow reads.
+
+All writes are atomic: shards go to a temporary sibling directory renamed into place at the
+end, single files to a temporary sibling file, so a killed job never leaves output that
+Snakemake (or a person) could take for a finished one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ConfigError
+from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
+from .spec import CollectionSpec
+
+DOCS_SCHEMA = pa.schema([("docno", pa.string()), ("text", pa.string())])
+TOPICS_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
+QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docno", pa.string()), ("relevance", pa.int32())])
+
+# Rows buffered before a record batch is written: bounds memory on large collections.
+_BATCH_ROWS = 10_000
+
+
+def shard_bounds(num_docs: int, num_shards: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` document ranges of each shard: contiguous, sizes differing by at most one."""
+    if num_shards < 1:
+        raise ConfigError(f"num_shards must be at least 1, not {num_shards}")
+    cuts = [(i * num_docs) // num_shards for i in range(num_shards + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:04d}.parquet"
+
+
+def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_dir: str | os.PathLike,
+                          num_shards: int) -> list[Path]:
+    """Write the documents as ``out_dir/part-{i:04d}.parquet`` (``docno``, ``text``), i = 0..num_shards-1.
+
+    Shard i holds a contiguous run of the collection in source order, so concatenating the
+    shards gives the collection back. Shards may be empty when there are fewer documents than
+    shards (every shard file exists, for Snakemake). The collection is read twice (count,
+    then write) rather than held in memory. Returns the shard paths.
+    """
+    out_dir = Path(out_dir)
+    num_docs = sum(1 for _ in iter_documents(spec, files))
+    bounds = shard_bounds(num_docs, num_shards)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    temp_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        documents = iter_documents(spec, files)
+        for index, (start, stop) in enumerate(bounds):
+            with pq.ParquetWriter(temp_dir / shard_name(index), DOCS_SCHEMA) as writer:
+                docnos: list[str] = []
+                texts: list[str] = []
+                for _ in range(stop - start):
+                    document = next(documents, None)
+                    if document is None:
+                        raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
+                    docnos.append(document.docno)
+                    texts.append(document_text(spec, document))
+                    if len(docnos) >= _BATCH_ROWS:
+                        writer.write_table(pa.table([docnos, texts], schema=DOCS_SCHEMA))
+                        docnos, texts = [], []
+                # An empty shard still gets a (zero-row) table so its schema is written.
+                if docnos or start == stop:
+                    writer.write_table(pa.table([docnos, texts], schema=DOCS_SCHEMA))
+        if next(documents, None) is not None:
+            raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
+        _replace_dir(temp_dir, out_dir)
+    finally:
+        if temp_dir.exists():
+            shutil.rmtree(temp_dir)
+    return [out_dir / shard_name(index) for index in range(num_shards)]
+
+
+def _replace_dir(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target``, replacing an existing ``target`` directory."""
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.replace(target, old / target.name)
+        os.replace(source, target)
+        shutil.rmtree(old)
+    else:
+        os.replace(source, target)
+
+
+def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.PathLike) -> None:
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    os.close(handle)
+    try:
+        pq.write_table(pa.table(list(columns), schema=schema), temp_name)
+        os.replace(temp_name, out_path)
+    finally:
+        if os.path.exists(temp_name):
+            os.unlink(temp_name)
+
+
+def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
+                 out_path: str | os.PathLike) -> None:
+    """Write every query of ``queryset`` (judged or not) in source order: ``qid``, ``text``."""
+    spec.queryset_fields(queryset)  # fail before reading if the query set does not exist
+    qids, texts = [], []
+    for query in iter_queries(spec, files):
+        qids.append(query.qid)
+        texts.append(query_text(spec, query, queryset))
+    _write_table([qids, texts], TOPICS_SCHEMA, out_path)
+
+
+def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str | os.PathLike) -> None:
+    """Write the judgements in file order: ``qid``, ``docno``, ``relevance`` (int32, already graded)."""
+    qids, docnos, grades = [], [], []
+    for qrel in iter_qrels(spec, files):
+        qids.append(qrel.qid)
+        docnos.append(qrel.docno)
+        grades.append(qrel.relevance)
+    _write_table([qids, docnos, grades], QRELS_SCHEMA, out_path)

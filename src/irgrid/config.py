@@ -1,0 +1,185 @@
+"""Loading and validating the workflow configuration, and listing an experiment's grid cells.
+
+The Snakefile calls these so that what the workflow runs is decided by code that
+tests can call without Snakemake. Schemas live in ``workflow/schemas``; every
+key is described there, and a wrong key or value stops the run with a message
+naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+import yaml
+
+from .errors import ConfigError
+from .grid import encode_point, expand_grid
+from .models import get_model
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
+
+
+def load_yaml(path: str | os.PathLike) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+
+
+def resolve_path(path: str | os.PathLike, base: Path = REPO_ROOT) -> Path:
+    """A config path as given (relative to the working directory) or, failing that, relative to the repo."""
+    candidate = Path(path)
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    return base / candidate
+
+
+def validate(data: Any, schema_name: str, source: str) -> Any:
+    """Validate ``data`` against ``workflow/schemas/{schema_name}``, filling in schema defaults."""
+    schema = load_yaml(SCHEMA_DIR / schema_name)
+    validator_class = jsonschema.validators.validator_for(schema)
+    fill_defaults = _extend_with_defaults(validator_class)
+    errors = sorted(fill_defaults(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = errors[0]
+        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+        raise ConfigError(f"{source}: invalid value at '{where}': {error.message}")
+    return data
+
+
+def _extend_with_defaults(validator_class):
+    """A validator that also writes each property's schema default into the instance."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = subschema["default"]
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid cell: a model at one parameter point on one collection's query set."""
+
+    experiment: str
+    collection: str
+    queryset: str
+    analyzer: str
+    model: str
+    family: str
+    params: str  # canonical encoding (irgrid.grid)
+
+    @property
+    def run_path(self) -> str:
+        return f"results/{self.collection}/runs/{self.analyzer}/{self.queryset}/{self.model}/{self.params}.parquet"
+
+    @property
+    def eval_path(self) -> str:
+        return f"results/{self.collection}/eval/{self.analyzer}/{self.queryset}/{self.model}/{self.params}.parquet"
+
+
+def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
+    """Validate the main config and load the experiments and collection registry it names."""
+    config = validate(dict(config), "config.schema.yaml", source)
+    from .collections import load_registry  # imported late: the readers are heavier
+
+    registry_path = resolve_path(config["registry"])
+    config["_registry"] = load_registry(registry_path)
+    experiments = {}
+    for name, experiment in config["experiments"].items():
+        if isinstance(experiment, str):
+            path = resolve_path(experiment)
+            experiment = validate(load_yaml(path), "experiment.schema.yaml", str(path))
+        else:
+            experiment = validate(dict(experiment), "experiment.schema.yaml", f"{source}: experiments/{name}")
+        experiments[name] = experiment
+    config["_experiments"] = experiments
+    _check_references(config)
+    return config
+
+
+def _check_references(config: Mapping[str, Any]) -> None:
+    """Names used across the config must exist and mean one thing everywhere."""
+    registry = config["_registry"]
+    families: dict[str, str] = {}
+    for name, experiment in config["_experiments"].items():
+        where = f"experiment {name!r}"
+        for collection in experiment["collections"]:
+            if collection not in registry:
+                raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
+            for queryset in experiment.get("querysets") or []:
+                if queryset not in registry[collection].querysets:
+                    raise ConfigError(
+                        f"{where}: collection {collection!r} has no query set {queryset!r}; "
+                        f"it has {sorted(registry[collection].querysets)}"
+                    )
+        if experiment["analyzer"] not in config["analyzers"]:
+            raise ConfigError(f"{where}: unknown analyzer {experiment['analyzer']!r}; defined: {sorted(config['analyzers'])}")
+        if experiment["baseline"] not in experiment["models"]:
+            raise ConfigError(f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}")
+        for measure in [experiment["select_by"], *experiment["table_measures"]]:
+            if measure not in config["measures"]:
+                raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        for model_name, model in experiment["models"].items():
+            family = model["family"]
+            if families.setdefault(model_name, family) != family:
+                raise ConfigError(
+                    f"{where}: model name {model_name!r} means family {family!r} here but "
+                    f"{families[model_name]!r} in another experiment; give it another name"
+                )
+            instance = get_model(family)
+            unknown = sorted(set(model.get("grid", {})) - set(instance.parameter_names()))
+            if unknown:
+                raise ConfigError(
+                    f"{where}: model {model_name!r} ({family}) has no parameter {', '.join(unknown)}; "
+                    f"its parameters are {instance.parameter_names()}"
+                )
+
+
+def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
+    """Checked parameter points of a model's grid (unlisted parameters take their defaults)."""
+    instance = get_model(model["family"])
+    names = instance.parameter_names()
+    grid = {name: model.get("grid", {}).get(name, [param.default]) for name, param in zip(names, instance.parameters)}
+    return [instance.check_point(point) for point in expand_grid(grid, names)]
+
+
+def experiment_cells(config: Mapping[str, Any], name: str) -> list[Cell]:
+    """Every cell of one experiment, in config order (collections, query sets, models, grid)."""
+    experiment = config["_experiments"][name]
+    registry = config["_registry"]
+    cells = []
+    for collection in experiment["collections"]:
+        querysets = experiment.get("querysets") or list(registry[collection].querysets)
+        for queryset in querysets:
+            for model_name, model in experiment["models"].items():
+                order = get_model(model["family"]).parameter_names()
+                for point in model_points(model):
+                    cells.append(
+                        Cell(name, collection, queryset, experiment["analyzer"], model_name, model["family"],
+                             encode_point(point, order))
+                    )
+    return cells
+
+
+def all_cells(config: Mapping[str, Any]) -> list[Cell]:
+    return [cell for name in config["_experiments"] for cell in experiment_cells(config, name)]
+
+
+def model_family(config: Mapping[str, Any], model_name: str) -> str:
+    for experiment in config["_experiments"].values():
+        if model_name in experiment["models"]:
+            return experiment["models"][model_name]["family"]
+    raise ConfigError(f"no experiment defines a model named {model_name!r}")

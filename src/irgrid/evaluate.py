@@ -1,0 +1,91 @@
+"""Per-query evaluation through ir-measures (trec_eval's numbers via pytrec_eval).
+
+Two choices make the numbers mean what the run says:
+
+- The ranking evaluated is the run's ``rank`` column: ir-measures re-sorts by
+  score (trec_eval breaks ties by docno descending), so we hand it
+  ``score = -rank`` and our docno-ascending tie-break is what gets evaluated.
+- Every judged query gets a value for every measure. trec_eval (and so
+  ir-measures) skips a query the run has no document for; such a query scores
+  0 on every measure here, as ``trec_eval -c`` would, so a model that retrieves
+  nothing for a query is not rewarded by its disappearing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import ir_measures
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import ConfigError, InputFormatError
+from .io import write_parquet
+
+DEFAULT_MEASURES = ("AP", "P@10", "P@20", "nDCG@10", "Rprec", "R@1000")
+
+EVAL_SCHEMA = pa.schema(
+    [pa.field("qid", pa.string()), pa.field("measure", pa.string()), pa.field("value", pa.float64())]
+)
+
+
+def parse_measures(names: Sequence[str]) -> list:
+    """ir-measures measure objects from names such as 'AP', 'P@10', 'nDCG@10'."""
+    measures = []
+    for name in names:
+        try:
+            measures.append(ir_measures.parse_measure(name))
+        except Exception as error:  # ir-measures raises several types for a bad name
+            raise ConfigError(f"unknown evaluation measure {name!r}: {error}") from None
+    return measures
+
+
+def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
+    """Qrels Parquet (qid, docno, relevance) as written by irgrid.collections.write_qrels."""
+    table = pq.read_table(path)
+    missing = {"qid", "docno", "relevance"} - set(table.column_names)
+    if missing:
+        raise InputFormatError(path, None, "qrels with columns qid, docno, relevance", f"columns {table.column_names}")
+    return table.to_pandas()
+
+
+def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measure_names: Sequence[str] = DEFAULT_MEASURES) -> pd.DataFrame:
+    """Per-query values (qid, measure, value) for every judged query and measure."""
+    measures = parse_measures(measure_names)
+    judged = sorted(set(qrels["qid"].astype(str)))
+    qrels_frame = pd.DataFrame(
+        {
+            "query_id": qrels["qid"].astype(str),
+            "doc_id": qrels["docno"].astype(str),
+            "relevance": qrels["relevance"].astype(int),
+        }
+    )
+    in_judged = run["qid"].astype(str).isin(judged)
+    run_frame = pd.DataFrame(
+        {
+            "query_id": run.loc[in_judged, "qid"].astype(str),
+            "doc_id": run.loc[in_judged, "docno"].astype(str),
+            "score": -run.loc[in_judged, "rank"].astype(float),
+        }
+    )
+    values = {(qid, str(measure)): 0.0 for qid in judged for measure in measures}
+    if len(run_frame):
+        for metric in ir_measures.iter_calc(measures, qrels_frame, run_frame):
+            values[(str(metric.query_id), str(metric.measure))] = float(metric.value)
+    rows = [(qid, measure, value) for (qid, measure), value in values.items()]
+    return pd.DataFrame(rows, columns=["qid", "measure", "value"])
+
+
+def write_evaluation(per_query: pd.DataFrame, path: str | os.PathLike) -> None:
+    write_parquet(pa.Table.from_pandas(per_query, schema=EVAL_SCHEMA, preserve_index=False), path)
+
+
+def read_evaluation(path: str | os.PathLike) -> pd.DataFrame:
+    return pq.read_table(path).to_pandas()
+
+
+def mean_values(per_query: pd.DataFrame) -> dict[str, float]:
+    """Mean of each measure over the judged queries."""
+    return per_query.groupby("measure")["value"].mean().to_dict()

@@ -1,0 +1,79 @@
+"""Canonical encoding of parameter points as path segments.
+
+A grid cell's output path encodes every parameter value (``k1~0.9_b~0.4``), the
+way ``snakemake.utils.Paramspace`` does, so a changed value is a new path and
+Snakemake reruns exactly that cell. The encoding is our own rather than
+Paramspace's because Paramspace formats values through a pandas column dtype
+(``1000`` becomes ``1000.0`` once a column holds a float): here a value is
+always written the same way whatever its neighbours, and parsing it back gives
+the declared type.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from .errors import ConfigError
+
+PARAM_SEP = "_"
+KEY_VALUE_SEP = "~"
+NO_PARAMS = "default"
+
+
+def format_value(value: float | int) -> str:
+    """Write a number as a short, canonical, path-safe string (0.9, 1000, 1e-05)."""
+    if isinstance(value, bool):
+        raise ConfigError(f"parameter values must be numbers, not booleans: {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ConfigError(f"parameter values must be finite numbers, found {value!r}")
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return repr(number)
+
+
+def encode_point(point: Mapping[str, float], order: Sequence[str]) -> str:
+    """Encode a parameter point in the model's declared parameter order."""
+    missing = [name for name in order if name not in point]
+    extra = [name for name in point if name not in order]
+    if missing or extra:
+        raise ConfigError(f"parameter point {dict(point)} does not match parameters {list(order)}")
+    if not order:
+        return NO_PARAMS
+    return PARAM_SEP.join(f"{name}{KEY_VALUE_SEP}{format_value(point[name])}" for name in order)
+
+
+def decode_point(encoded: str) -> dict[str, float]:
+    """Inverse of :func:`encode_point`; values come back as floats."""
+    if encoded == NO_PARAMS:
+        return {}
+    point: dict[str, float] = {}
+    for item in encoded.split(PARAM_SEP):
+        name, sep, value = item.partition(KEY_VALUE_SEP)
+        if not sep or not name:
+            raise ConfigError(f"cannot read parameter {item!r} in {encoded!r}: expected name{KEY_VALUE_SEP}value")
+        try:
+            point[name] = float(value)
+        except ValueError:
+            raise ConfigError(f"parameter {name!r} in {encoded!r} is not a number: {value!r}") from None
+    return point
+
+
+def expand_grid(grid: Mapping[str, Iterable[float] | float], order: Sequence[str]) -> list[dict[str, float]]:
+    """All points of a grid (the Cartesian product of each parameter's values).
+
+    A scalar stands for a one-value list. Duplicate values are dropped, so the
+    same cell is never listed twice.
+    """
+    axes = []
+    for name in order:
+        values = grid[name]
+        if isinstance(values, (int, float)):
+            values = [values]
+        unique: dict[str, float] = {}
+        for value in values:
+            unique.setdefault(format_value(value), float(value))
+        axes.append(list(unique.values()))
+    return [dict(zip(order, combo)) for combo in itertools.product(*axes)]

@@ -1,0 +1,118 @@
+"""What every retrieval model is: a name, declared parameters, and a score.
+
+A model scores a document as a sum over the query terms it contains plus an
+optional per-document part (length normalisation or smoothing mass that does not
+depend on which query terms matched). That split covers every bag-of-words model
+of the papers reproduced here and lets :mod:`irgrid.retrieve` gather the
+postings of a query once and score a whole parameter grid from the same arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Mapping
+
+import numpy as np
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A declared model parameter with its admissible range."""
+
+    name: str
+    default: float
+    low: float
+    high: float
+    description: str
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+
+    def check(self, value: float, model: str) -> float:
+        value = float(value)
+        above_low = value >= self.low if self.low_inclusive else value > self.low
+        below_high = value <= self.high if self.high_inclusive else value < self.high
+        if not (above_low and below_high):
+            left = "[" if self.low_inclusive else "("
+            right = "]" if self.high_inclusive else ")"
+            raise ConfigError(
+                f"model {model!r}: parameter {self.name}={value:g} is outside "
+                f"{left}{self.low:g}, {self.high:g}{right} ({self.description})"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class CollectionStatistics:
+    """Collection-wide counts every model may use."""
+
+    num_docs: int
+    total_length: int
+    avg_doc_length: float
+    num_terms: int = 0
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One distinct query term with its statistics and postings."""
+
+    term: str
+    qtf: int            # occurrences in the query
+    df: int             # documents containing the term
+    cf: int             # occurrences in the collection
+    docids: np.ndarray  # int32, ascending
+    tfs: np.ndarray     # int32, aligned with docids
+
+
+class RetrievalModel:
+    """Base class: subclasses set ``name``, ``parameters`` and the two score parts."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Parameter, ...]] = ()
+
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        return [parameter.name for parameter in cls.parameters]
+
+    @classmethod
+    def check_point(cls, point: Mapping[str, float]) -> dict[str, float]:
+        """Validate a parameter point; missing parameters take their defaults."""
+        declared = {parameter.name: parameter for parameter in cls.parameters}
+        unknown = sorted(set(point) - set(declared))
+        if unknown:
+            raise ConfigError(
+                f"model {cls.name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                f"its parameters are {sorted(declared) or 'none'}"
+            )
+        return {
+            name: parameter.check(point.get(name, parameter.default), cls.name)
+            for name, parameter in declared.items()
+        }
+
+    def term_scores(
+        self,
+        term: QueryTerm,
+        doc_lengths: np.ndarray,
+        doc_unique_terms: np.ndarray,
+        stats: CollectionStatistics,
+        point: Mapping[str, float],
+    ) -> np.ndarray:
+        """Score contribution of one query term for each document in its postings.
+
+        ``doc_lengths`` and ``doc_unique_terms`` are aligned with ``term.docids``.
+        The result is multiplied by the term's query frequency by the caller.
+        """
+        raise NotImplementedError
+
+    def document_scores(
+        self,
+        doc_lengths: np.ndarray,
+        doc_unique_terms: np.ndarray,
+        terms: list[QueryTerm],
+        stats: CollectionStatistics,
+        point: Mapping[str, float],
+    ) -> np.ndarray | None:
+        """Per-document part independent of which query terms matched (None: zero)."""
+        return None

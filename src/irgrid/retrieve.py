@@ -1,0 +1,194 @@
+"""Score a query set for many parameter points of one model at once.
+
+The postings of each query are read from the index once; every parameter point
+is then scored from the same arrays, so a grid of P points costs one postings
+read and P cheap vectorised passes.
+
+Ranking contract (docs/architecture.md): candidates are the documents that
+contain at least one query term (as in Lucene/Anserini); ranks are by score,
+descending, ties broken by docno ascending; at most ``depth`` per query.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import InputFormatError
+from .io import atomic_path, write_parquet
+from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
+
+RUN_SCHEMA = pa.schema(
+    [
+        pa.field("qid", pa.string()),
+        pa.field("docno", pa.string()),
+        pa.field("rank", pa.int32()),
+        pa.field("score", pa.float64()),
+    ]
+)
+RUN_COLUMNS = [field.name for field in RUN_SCHEMA]
+
+
+@dataclass
+class PreparedQuery:
+    """A query's terms with postings, and where each posting lands among the candidates."""
+
+    qid: str
+    terms: list[QueryTerm]
+    candidates: np.ndarray            # docids containing >= 1 query term, ascending
+    slots: list[np.ndarray]           # per term: index into candidates of each posting
+
+
+class Scorer:
+    """Holds an open index and scores prepared queries for any model and parameters."""
+
+    def __init__(self, index):
+        self.index = index
+        self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
+        self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
+        self.docnos = np.asarray(index.docnos, dtype=object)
+        # Position of each docid in docno order: the tie-break key.
+        self.docno_order = np.empty(len(self.docnos), dtype=np.int64)
+        self.docno_order[np.argsort(self.docnos.astype(str), kind="stable")] = np.arange(len(self.docnos))
+        stats = index.stats
+        self.stats = CollectionStatistics(
+            num_docs=int(stats["num_docs"]),
+            total_length=int(stats["total_length"]),
+            avg_doc_length=float(stats["avg_doc_length"]),
+            num_terms=int(stats.get("num_terms", 0)),
+        )
+
+    def prepare(self, topics: pd.DataFrame) -> list[PreparedQuery]:
+        """Analyse every query and read the postings of all their terms in one pass."""
+        analyzer = self.index.analyzer
+        counted = [(str(qid), Counter(analyzer(text))) for qid, text in zip(topics["qid"], topics["text"])]
+        vocabulary = sorted({term for _, counts in counted for term in counts})
+        term_stats = self.index.term_stats(vocabulary)
+        postings = self.index.postings([term for term in vocabulary if term in term_stats])
+        prepared = []
+        for qid, counts in counted:
+            terms = []
+            for term, qtf in counts.items():
+                if term not in term_stats:
+                    continue  # absent from the collection: no document can match it
+                df, cf = term_stats[term]
+                posting = postings[term]
+                terms.append(QueryTerm(term, int(qtf), int(df), int(cf), posting.docids, posting.tfs))
+            terms.sort(key=lambda t: t.term)  # fixed summation order: identical scores run to run
+            if terms:
+                candidates = np.unique(np.concatenate([t.docids for t in terms]))
+            else:
+                candidates = np.empty(0, dtype=np.int32)
+            slots = [np.searchsorted(candidates, t.docids) for t in terms]
+            prepared.append(PreparedQuery(qid, terms, candidates, slots))
+        return prepared
+
+    def score(self, model: RetrievalModel, query: PreparedQuery, point: Mapping[str, float]) -> np.ndarray:
+        """Scores of the query's candidates (aligned with ``query.candidates``)."""
+        scores = np.zeros(len(query.candidates), dtype=np.float64)
+        for term, slots in zip(query.terms, query.slots):
+            contribution = model.term_scores(
+                term, self.doc_lengths[term.docids], self.doc_unique_terms[term.docids], self.stats, point
+            )
+            scores[slots] += term.qtf * contribution
+        document_part = model.document_scores(
+            self.doc_lengths[query.candidates],
+            self.doc_unique_terms[query.candidates],
+            query.terms,
+            self.stats,
+            point,
+        )
+        if document_part is not None:
+            scores += document_part
+        return scores
+
+    def rank(self, query: PreparedQuery, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``depth`` candidates by score desc, docno asc: (docids, scores)."""
+        if len(scores) > depth:
+            # Keep every candidate tied with the depth-th score so the docno tie-break is exact.
+            threshold = np.partition(scores, len(scores) - depth)[len(scores) - depth]
+            keep = np.flatnonzero(scores >= threshold)
+        else:
+            keep = np.arange(len(scores))
+        docids = query.candidates[keep]
+        order = np.lexsort((self.docno_order[docids], -scores[keep]))[:depth]
+        return docids[order], scores[keep][order]
+
+    def run(
+        self,
+        model: RetrievalModel,
+        queries: Sequence[PreparedQuery],
+        point: Mapping[str, float],
+        depth: int = 1000,
+    ) -> pd.DataFrame:
+        """A whole run (qid, docno, rank, score) for one parameter point."""
+        qids, docnos, ranks, scores = [], [], [], []
+        for query in queries:
+            docids, ranked_scores = self.rank(query, self.score(model, query, point), depth)
+            qids.append(np.full(len(docids), query.qid, dtype=object))
+            docnos.append(self.docnos[docids])
+            ranks.append(np.arange(1, len(docids) + 1, dtype=np.int32))
+            scores.append(ranked_scores)
+        if not queries:
+            return pd.DataFrame({name: pd.Series(dtype=object) for name in RUN_COLUMNS})
+        return pd.DataFrame(
+            {
+                "qid": np.concatenate(qids),
+                "docno": np.concatenate(docnos),
+                "rank": np.concatenate(ranks),
+                "score": np.concatenate(scores),
+            }
+        )
+
+
+def retrieve_grid(
+    index,
+    topics: pd.DataFrame,
+    family: str,
+    points: Iterable[Mapping[str, float]],
+    depth: int = 1000,
+) -> list[pd.DataFrame]:
+    """Runs of one model family for each parameter point, from one postings read."""
+    model = get_model(family)
+    checked = [model.check_point(point) for point in points]
+    scorer = Scorer(index)
+    queries = scorer.prepare(topics)
+    return [scorer.run(model, queries, point, depth) for point in checked]
+
+
+def read_topics(path: str | os.PathLike) -> pd.DataFrame:
+    """Topics Parquet (qid, text) as written by irgrid.collections.write_topics."""
+    table = pq.read_table(path)
+    missing = {"qid", "text"} - set(table.column_names)
+    if missing:
+        raise InputFormatError(path, None, "a topics table with columns qid, text", f"columns {table.column_names}")
+    return table.to_pandas()
+
+
+def write_run(run: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a run as Parquet with the run schema, atomically."""
+    table = pa.Table.from_pandas(run[RUN_COLUMNS], schema=RUN_SCHEMA, preserve_index=False)
+    write_parquet(table, path)
+
+
+def read_run(path: str | os.PathLike) -> pd.DataFrame:
+    """Read and check a run: the one data contract (qid, docno, rank, score)."""
+    table = pq.read_table(path)
+    missing = set(RUN_COLUMNS) - set(table.column_names)
+    if missing:
+        raise InputFormatError(path, None, f"a run with columns {RUN_COLUMNS}", f"columns {table.column_names}")
+    return table.select(RUN_COLUMNS).to_pandas()
+
+
+def write_trec_run(run: pd.DataFrame, path: str | os.PathLike, tag: str) -> None:
+    """Export a run in TREC format: qid Q0 docno rank score tag."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for qid, docno, rank, score in zip(run["qid"], run["docno"], run["rank"], run["score"]):
+            out.write(f"{qid} Q0 {docno} {rank} {score:.6f} {tag}\n")

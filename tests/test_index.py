@@ -1,0 +1,338 @@
+"""Tests of the Dask index build and the IndexReader."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import irgrid.index.build as build_mod
+import irgrid.index.reader as reader_mod
+from irgrid.analysis import Analyzer
+from irgrid.errors import InputFormatError
+from irgrid.index import IndexReader, Postings, bucket_of, build_index
+
+DOCS = [
+    ("d1", "The cat sat on the mat."),
+    ("d2", "A dog and a cat. The dog's bone!"),
+    ("d3", ""),
+    ("d4", "Cats, dogs, mats: cat dog mat"),
+    ("d5", "the the the"),
+    ("d6", "Mat mat MAT cat"),
+    ("d7", "bone of a dog"),
+]
+# no stemming, Lucene stop words: easy to count by hand
+HAND = Analyzer(stemmer="none", stopwords="lucene")
+
+
+def write_shards(docs, directory: Path, num_shards: int, empty_at: int | None = None) -> Path:
+    """Contiguous runs of ``docs`` in ``num_shards`` Parquet shards (plus an optional empty one)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    bounds = np.linspace(0, len(docs), num_shards + 1).round().astype(int)
+    chunks = [docs[bounds[i] : bounds[i + 1]] for i in range(num_shards)]
+    if empty_at is not None:
+        chunks.insert(empty_at, [])
+    for i, chunk in enumerate(chunks):
+        table = pa.table(
+            {"docno": pa.array([d for d, _ in chunk], pa.string()), "text": pa.array([t for _, t in chunk], pa.string())}
+        )
+        pq.write_table(table, directory / f"part-{i:04d}.parquet")
+    return directory
+
+
+def file_hashes(directory: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def build(docs, tmp: Path, name: str, num_shards=2, analyzer=HAND, num_buckets=4, scheduler="sync", **kw) -> Path:
+    shards = write_shards(docs, tmp / f"{name}-in", num_shards, kw.pop("empty_at", None))
+    out = tmp / name
+    kw.setdefault("progress", False)
+    build_index(shards, out, analyzer, num_buckets=num_buckets, scheduler=scheduler, **kw)
+    return out
+
+
+@pytest.fixture(scope="module")
+def hand_index(tmp_path_factory) -> Path:
+    return build(DOCS, tmp_path_factory.mktemp("hand"), "idx", num_shards=3)
+
+
+# ----------------------------------------------------------------- contents
+
+
+def test_layout(hand_index):
+    files = set(file_hashes(hand_index))
+    assert files == {
+        "docs.parquet",
+        "terms.parquet",
+        "stats.json",
+        "forward/part-0000.parquet",
+        *(f"postings/bucket-{b:04d}.parquet" for b in range(4)),
+    }
+    assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["term", "docid", "tf", "positions"]
+    for f in ["postings/bucket-0000.parquet", "docs.parquet", "terms.parquet", "forward/part-0000.parquet"]:
+        assert set(pq.ParquetFile(hand_index / f).metadata.metadata) == {b"ARROW:schema"}  # no pandas metadata
+
+
+def test_hand_counted_statistics(hand_index):
+    r = IndexReader(hand_index)
+    # analysed texts (stop words: the, a, and, on, of):
+    # d1 cat sat mat | d2 dog cat dog bone | d3 - | d4 cats dogs mats cat dog mat
+    # d5 - | d6 mat mat mat cat | d7 bone dog
+    assert r.num_docs == 7
+    assert list(r.docnos) == ["d1", "d2", "d3", "d4", "d5", "d6", "d7"]
+    assert r.doc_lengths.tolist() == [3, 4, 0, 6, 0, 4, 2]
+    assert r.doc_unique_terms.tolist() == [3, 3, 0, 6, 0, 2, 2]
+    assert r.doc_lengths.dtype == np.int32
+    assert r.stats["total_length"] == 19
+    assert r.avg_doc_length == pytest.approx(19 / 7)
+    assert r.num_terms == 8
+    assert r.analyzer == HAND
+    assert r.term_stats(["cat", "dog", "mat", "bone", "sat", "cats", "zebra"]) == {
+        "cat": (4, 4),
+        "dog": (3, 4),
+        "mat": (3, 5),
+        "bone": (2, 2),
+        "sat": (1, 1),
+        "cats": (1, 1),
+    }
+    terms = pq.read_table(hand_index / "terms.parquet")
+    assert terms.column("term").to_pylist() == ["bone", "cat", "cats", "dog", "dogs", "mat", "mats", "sat"]
+    assert terms.schema.field("cf").type == pa.int64()
+
+
+def test_hand_counted_postings(hand_index):
+    r = IndexReader(hand_index)
+    p = r.postings(["mat", "dog", "zebra", "mat"], positions=True)
+    assert set(p) == {"mat", "dog"}
+    mat = p["mat"]
+    assert isinstance(mat, Postings)
+    assert mat.docids.tolist() == [0, 3, 5] and mat.docids.dtype == np.int32
+    assert mat.tfs.tolist() == [1, 1, 3] and mat.tfs.dtype == np.int32
+    # d1 "The cat sat on the mat": mat at 5; d4 "... cat dog mat": 5; d6 "Mat mat MAT cat"
+    assert [x.tolist() for x in mat.positions] == [[5], [5], [0, 1, 2]]
+    dog = p["dog"]
+    # d2 "A dog and a cat. The dog's bone!" -> dog 1, dog's 6; d4 dog at 4; d7 "bone of a dog" 3
+    assert dog.docids.tolist() == [1, 3, 6]
+    assert dog.tfs.tolist() == [2, 1, 1]
+    assert [x.tolist() for x in dog.positions] == [[1, 6], [4], [3]]
+    assert r.postings(["cat"])["cat"].positions is None
+
+
+def test_forward_and_docids(hand_index):
+    r = IndexReader(hand_index)
+    assert r.forward([5, 0, 2]) == [["mat", "mat", "mat", "cat"], ["cat", "sat", "mat"], []]
+    assert r.docids_of(["d7", "zz", "d1"]) == {"d7": 6, "d1": 0}
+    with pytest.raises(IndexError):
+        r.forward([7])
+
+
+def test_stats_json(hand_index):
+    text = (hand_index / "stats.json").read_text()
+    stats = json.loads(text)
+    assert list(stats) == sorted(stats)
+    assert stats["num_buckets"] == 4 and stats["format_version"] == 1
+    assert Analyzer.from_dict(stats["analyzer"]) == HAND
+
+
+def test_postings_are_in_their_bucket_and_sorted(hand_index):
+    for b in range(4):
+        t = pq.read_table(hand_index / f"postings/bucket-{b:04d}.parquet")
+        keys = list(zip(t.column("term").to_pylist(), t.column("docid").to_pylist()))
+        assert keys == sorted(keys)
+        assert all(bucket_of(term, 4) == b for term, _ in keys)
+
+
+# ------------------------------------------------------------- determinism
+
+
+def test_byte_identical_for_any_shard_count(tmp_path):
+    a = Analyzer()
+    ref = file_hashes(build(DOCS, tmp_path, "one", num_shards=1, analyzer=a))
+    for k in (2, 3, 5):
+        assert file_hashes(build(DOCS, tmp_path, f"k{k}", num_shards=k, analyzer=a)) == ref
+    assert file_hashes(build(DOCS, tmp_path, "empty", num_shards=3, analyzer=a, empty_at=1)) == ref
+    assert file_hashes(build(DOCS, tmp_path, "threads", num_shards=3, analyzer=a, scheduler="threads")) == ref
+
+
+def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    # flushing the postings buffers after every document gives the same index
+    monkeypatch.setattr(build_mod, "RUN_POSTINGS", 1)
+    assert file_hashes(build(DOCS, tmp_path, "runs", num_shards=2)) == ref
+    monkeypatch.undo()
+    # default: a local pool of processes
+    assert file_hashes(build(DOCS, tmp_path, "procs", num_shards=3, scheduler=None, num_workers=2, progress=True)) == ref
+
+
+def test_distributed_cluster_gives_same_bytes(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    with distributed.LocalCluster(
+        processes=False, n_workers=2, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster, distributed.Client(cluster) as client:
+        out = build(DOCS, tmp_path, "dist", num_shards=3, scheduler=client)
+        assert file_hashes(out) == ref
+        out2 = build(DOCS, tmp_path, "dist-addr", num_shards=2, scheduler=cluster.scheduler_address, progress=True)
+        assert file_hashes(out2) == ref
+
+
+# ------------------------------------------------------------------ property
+
+WORDS = ["alpha", "beta", "gamma", "delta", "the", "cats", "cat's", "running", "run", "x1", "3.14", "Alpha"]
+
+
+def brute_force(docs, analyzer):
+    postings: dict[str, dict[int, list[int]]] = defaultdict(dict)
+    for docid, (_, text) in enumerate(docs):
+        terms, positions = analyzer.analyze_with_positions(text)
+        for t, p in zip(terms, positions):
+            postings[t].setdefault(docid, []).append(p)
+    return postings
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), min_size=1, max_size=12),
+    num_shards=st.integers(1, 4),
+    num_buckets=st.integers(1, 5),
+)
+def test_postings_equal_brute_force(texts, num_shards, num_buckets):
+    docs = [(f"doc{i}", t) for i, t in enumerate(texts)]
+    analyzer = Analyzer()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = build(docs, Path(tmp), "idx", num_shards=min(num_shards, len(docs)), analyzer=analyzer,
+                    num_buckets=num_buckets)
+        r = IndexReader(out)
+        expected = brute_force(docs, analyzer)
+        got = r.postings(list(expected) + ["nothere"], positions=True)
+        assert set(got) == set(expected)
+        for term, by_doc in expected.items():
+            p = got[term]
+            assert p.docids.tolist() == sorted(by_doc)
+            assert p.tfs.tolist() == [len(by_doc[d]) for d in sorted(by_doc)]
+            assert [x.tolist() for x in p.positions] == [by_doc[d] for d in sorted(by_doc)]
+        stats = r.term_stats(expected)
+        assert stats == {t: (len(v), sum(map(len, v.values()))) for t, v in expected.items()}
+        lengths = [len(analyzer(t)) for _, t in docs]
+        assert r.doc_lengths.tolist() == lengths
+        assert r.forward(range(len(docs))) == [analyzer(t) for _, t in docs]
+        assert r.num_terms == len(expected)
+
+
+# --------------------------------------------------------------- selective IO
+
+
+def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
+    opened = []
+    real = reader_mod.pq.read_table
+
+    def spy(path, *args, **kwargs):
+        opened.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    r = IndexReader(hand_index)
+    monkeypatch.setattr(reader_mod.pq, "read_table", spy)
+    r.postings(["cat", "bone"])
+    expected = {f"bucket-{bucket_of(t, 4):04d}.parquet" for t in ("cat", "bone")}
+    assert set(opened) == expected and len(opened) == len(expected)
+    assert "terms.parquet" not in opened
+
+
+def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
+    monkeypatch.setattr(build_mod, "POSTINGS_ROW_GROUP", 2)
+    docs = [(f"d{i}", " ".join(f"w{j}" for j in range(i, i + 5))) for i in range(20)]
+    out = build(docs, tmp_path, "idx", num_shards=3, analyzer=HAND, num_buckets=1)
+    path = out / "postings/bucket-0000.parquet"
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups > 10
+    assert all(meta.row_group(i).num_rows <= 2 for i in range(meta.num_row_groups))
+    assert meta.row_group(0).column(0).statistics.has_min_max
+    fragment = next(ds.dataset(path).get_fragments())
+    kept = fragment.split_by_row_group(filter=ds.field("term").isin(["w7"]))
+    assert 1 <= len(kept) <= 3  # w7 is in docs 3..7: 5 rows in 3 row groups at most
+    p = IndexReader(out).postings(["w7"])["w7"]
+    assert p.docids.tolist() == [3, 4, 5, 6, 7]
+
+
+# ------------------------------------------------------------------ failures
+
+
+def corrupt_data_pages(path: Path) -> None:
+    """Overwrite the column data of a Parquet file, keeping its footer readable."""
+    raw = bytearray(path.read_bytes())
+    footer_len = int.from_bytes(raw[-8:-4], "little")
+    data_end = len(raw) - 8 - footer_len
+    for i in range(4, data_end):
+        raw[i] = 0xFF
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads", "processes"])
+def test_failed_build_leaves_no_index(tmp_path, scheduler):
+    docs = [(f"d{i}", f"text number {i} with words") for i in range(30)]
+    shards = write_shards(docs, tmp_path / "in", 3)
+    pq.ParquetFile(shards / "part-0001.parquet").metadata  # footer fine before
+    corrupt_data_pages(shards / "part-0001.parquet")
+    assert pq.ParquetFile(shards / "part-0001.parquet").metadata.num_rows == 10  # still readable footer
+
+    out = tmp_path / "idx"
+    with pytest.raises(InputFormatError, match="part-0001.parquet"):
+        build_index(shards, out, HAND, num_buckets=2, scheduler=scheduler, progress=False)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+    # a failed rebuild keeps the previous complete index untouched
+    good = build(DOCS, tmp_path, "good", num_shards=2)
+    before = file_hashes(good)
+    with pytest.raises(InputFormatError):
+        build_index(shards, good, HAND, num_buckets=2, scheduler=scheduler, progress=False)
+    assert file_hashes(good) == before
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
+
+
+def test_rebuild_replaces_existing_index(tmp_path):
+    out = build(DOCS, tmp_path, "idx", num_shards=2)
+    (out / "stale-file").write_text("x")
+    shards = write_shards(DOCS[:3], tmp_path / "small", 1)
+    build_index(shards, out, HAND, num_buckets=4, scheduler="sync", progress=False)
+    assert not (out / "stale-file").exists()
+    assert IndexReader(out).num_docs == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["idx", "idx-in", "small"])
+
+
+def test_input_errors(tmp_path):
+    with pytest.raises(InputFormatError, match="part-"):
+        build_index(tmp_path, tmp_path / "idx", HAND, scheduler="sync", progress=False)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    pq.write_table(pa.table({"id": ["a"], "text": ["x"]}), bad / "part-0000.parquet")
+    with pytest.raises(InputFormatError, match="docno"):
+        build_index(bad, tmp_path / "idx", HAND, scheduler="sync", progress=False)
+    dup = write_shards([("a", "x"), ("b", "y"), ("a", "z")], tmp_path / "dup", 2)
+    with pytest.raises(InputFormatError, match="unique docnos"):
+        build_index(dup, tmp_path / "idx", HAND, scheduler="sync", progress=False)
+    assert not (tmp_path / "idx").exists()
+
+
+def test_shard_errors_survive_pickling():
+    import pickle
+
+    err = build_mod.ShardFormatError("p.parquet", 3, "x", "y")
+    again = pickle.loads(pickle.dumps(err))
+    assert isinstance(again, InputFormatError) and str(again) == str(err)

@@ -1,0 +1,51 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as scipy_stats
+
+from irgrid.evaluate import write_evaluation
+from irgrid.tables import TableSpec, load_cells, summarise, write_tables
+
+
+def per_query(values: dict[str, float], measure="AP"):
+    return pd.DataFrame({"qid": list(values), "measure": measure, "value": list(values.values())})
+
+
+@pytest.fixture
+def cells(tmp_path):
+    rng = np.random.default_rng(7)
+    qids = [str(i) for i in range(1, 21)]
+    base = rng.uniform(0.1, 0.5, size=20)
+    systems = {
+        ("ql", "mu~500"): base,
+        ("ql", "mu~1000"): base + 0.01,  # the baseline's best point
+        ("bm25", "k1~0.9_b~0.4"): base + 0.01 + rng.normal(0.15, 0.02, size=20),  # clearly better
+        ("bm25", "k1~1.2_b~0.75"): base - 0.05,
+    }
+    rows = []
+    for (model, params), ap in systems.items():
+        frame = pd.concat([per_query(dict(zip(qids, ap)), "AP"), per_query(dict(zip(qids, ap / 2)), "P@10")])
+        path = tmp_path / f"{model}-{params}.parquet"
+        write_evaluation(frame, path)
+        rows.append({"collection": "tiny", "queryset": "text", "model": model, "params": params, "path": str(path)})
+    return pd.DataFrame(rows), systems
+
+
+def test_best_point_and_paired_test_against_baseline(cells, tmp_path):
+    frame, systems = cells
+    spec = TableSpec(experiment="demo", models=["bm25", "ql"], baseline="ql")
+    summary = summarise(load_cells(frame), spec).set_index(["model", "measure"])
+    assert summary.loc[("bm25", "AP"), "params"] == "k1~0.9_b~0.4"
+    assert summary.loc[("ql", "AP"), "params"] == "mu~1000"
+    expected = scipy_stats.ttest_rel(systems[("bm25", "k1~0.9_b~0.4")], systems[("ql", "mu~1000")])
+    assert summary.loc[("bm25", "AP"), "p_value"] == pytest.approx(expected.pvalue)
+    assert summary.loc[("bm25", "AP"), "significant"]
+    assert summary.loc[("bm25", "AP"), "mean"] == pytest.approx(systems[("bm25", "k1~0.9_b~0.4")].mean())
+    assert not summary.loc[("ql", "AP"), "significant"]
+
+    paths = write_tables(summary.reset_index(), spec, tmp_path / "out")
+    markdown = paths["md"].read_text()
+    assert "†" in markdown and "| tiny |" in markdown
+    assert r"$^\dagger$" in paths["tex"].read_text()
+    csv = pd.read_csv(paths["csv"])
+    assert {"p_value", "params", "mean", "significant"} <= set(csv.columns)

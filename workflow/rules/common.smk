@@ -1,0 +1,80 @@
+# Config validation and the input helpers every stage uses. Logic lives in irgrid.config.
+import json
+import sys
+
+from snakemake.utils import validate
+
+from irgrid.config import experiment_cells, load_config, model_family, resolve_path
+
+
+validate(config, "../schemas/config.schema.yaml")
+IRGRID = load_config(config, source="config/config.yaml (and --config overrides)")
+# Every job runs the package through the interpreter running Snakemake, so the
+# project's virtual environment is used without being activated.
+IRGRID_CLI = f"{sys.executable} -m irgrid"
+REGISTRY = str(resolve_path(config["registry"]))
+MIRROR = f"--mirror {config['mirror']}" if config["mirror"] else ""
+
+
+wildcard_constraints:
+    collection="[^/]+",
+    queryset="[^/]+",
+    analyzer="[^/]+",
+    model="[^/]+",
+    params="[^/]+",
+    experiment="[^/]+",
+
+
+def collection_entry(wildcards):
+    """The registry entry, as a param: editing a collection's entry re-reads it."""
+    return json.dumps(IRGRID["_registry"][wildcards.collection].to_dict(), sort_keys=True)
+
+
+def analyzer_json(wildcards):
+    return json.dumps(config["analyzers"][wildcards.analyzer], sort_keys=True)
+
+
+def family_of_model(wildcards):
+    return model_family(IRGRID, wildcards.model)
+
+
+def experiment_evaluations(wildcards):
+    return [cell.eval_path for cell in experiment_cells(IRGRID, wildcards.experiment)]
+
+
+def experiment_table_cells(wildcards):
+    cells = [
+        {
+            "collection": cell.collection,
+            "queryset": cell.queryset,
+            "model": cell.model,
+            "params": cell.params,
+            "path": cell.eval_path,
+        }
+        for cell in experiment_cells(IRGRID, wildcards.experiment)
+    ]
+    return json.dumps(cells)
+
+
+def experiment_table_spec(wildcards):
+    experiment = IRGRID["_experiments"][wildcards.experiment]
+    spec = {
+        "experiment": wildcards.experiment,
+        "title": experiment["title"],
+        "models": list(experiment["models"]),
+        "model_labels": {name: model.get("label", name) for name, model in experiment["models"].items()},
+        "baseline": experiment["baseline"],
+        "measures": experiment["table_measures"],
+        "select_by": experiment["select_by"],
+        "alpha": experiment["alpha"],
+    }
+    return json.dumps(spec, sort_keys=True)
+
+
+def experiment_tables():
+    return {name: f"results/tables/{name}" for name in IRGRID["_experiments"]}
+
+
+def get_final_output():
+    tables = [f"results/tables/{name}/table.md" for name in IRGRID["_experiments"]]
+    return tables + ["results/report.html"]

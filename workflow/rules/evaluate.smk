@@ -1,0 +1,16 @@
+# Per-query evaluation of one run with ir-measures.
+
+
+rule evaluate:
+    input:
+        run="results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.parquet",
+        qrels="results/{collection}/qrels.parquet",
+    output:
+        "results/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.parquet",
+    log:
+        "logs/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.log",
+    params:
+        measures=json.dumps(config["measures"]),
+    shell:
+        "{IRGRID_CLI} evaluate --run {input.run:q} --qrels {input.qrels:q}"
+        " --measures {params.measures:q} --out {output:q} 2> {log:q}"
