@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -194,7 +194,7 @@ def test_distributed_cluster_gives_same_bytes(tmp_path):
 
 # ------------------------------------------------------------------ property
 
-WORDS = ["alpha", "beta", "gamma", "delta", "the", "cats", "cat's", "running", "run", "x1", "3.14", "Alpha"]
+WORDS = ["alpha", "beta", "gamma", "the", "cats", "cat's", "running", "run", "x1", "3.14", "Alpha", "élan", "Ωmega", "zoë", "漢字"]
 
 
 def brute_force(docs, analyzer):

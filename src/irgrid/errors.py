@@ -25,6 +25,11 @@ class InputFormatError(ValueError):
             message += f", found {shown!r}"
         super().__init__(message)
 
+    def __reduce__(self):
+        # Rebuild from the constructor's arguments: lets the error cross process
+        # boundaries (Dask workers, multiprocessing) with its message intact.
+        return (type(self), (self.path, self.line, self.expected, self.found))
+
 
 class ConfigError(ValueError):
     """The configuration names something that does not exist or has a wrong value."""

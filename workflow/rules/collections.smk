@@ -8,10 +8,13 @@ rule shard_documents:
         "logs/{collection}/docs.log",
     params:
         entry=collection_entry,
+        source=collection_source_args(),
         num_shards=config["num_shards"],
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} shard --registry {REGISTRY:q} --collection {wildcards.collection} {MIRROR}"
-        " --resources {config[resources]:q} --num-shards {params.num_shards} --out {output:q} 2> {log:q}"
+        "irgrid shard {params.source} --collection {wildcards.collection} "
+        "--num-shards {params.num_shards} --out {output:q} 2> {log:q}"
 
 
 rule topics:
@@ -21,9 +24,12 @@ rule topics:
         "logs/{collection}/topics/{queryset}.log",
     params:
         entry=collection_entry,
+        source=collection_source_args(),
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} topics --registry {REGISTRY:q} --collection {wildcards.collection} {MIRROR}"
-        " --resources {config[resources]:q} --queryset {wildcards.queryset} --out {output:q} 2> {log:q}"
+        "irgrid topics {params.source} --collection {wildcards.collection} "
+        "--queryset {wildcards.queryset} --out {output:q} 2> {log:q}"
 
 
 rule qrels:
@@ -33,6 +39,9 @@ rule qrels:
         "logs/{collection}/qrels.log",
     params:
         entry=collection_entry,
+        source=collection_source_args(),
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} qrels --registry {REGISTRY:q} --collection {wildcards.collection} {MIRROR}"
-        " --resources {config[resources]:q} --out {output:q} 2> {log:q}"
+        "irgrid qrels {params.source} --collection {wildcards.collection} "
+        "--out {output:q} 2> {log:q}"

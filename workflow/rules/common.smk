@@ -1,6 +1,7 @@
 # Config validation and the input helpers every stage uses. Logic lives in irgrid.config.
 import json
 import sys
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -9,11 +10,10 @@ from irgrid.config import experiment_cells, load_config, model_family, resolve_p
 
 validate(config, "../schemas/config.schema.yaml")
 IRGRID = load_config(config, source="config/config.yaml (and --config overrides)")
-# Every job runs the package through the interpreter running Snakemake, so the
-# project's virtual environment is used without being activated.
-IRGRID_CLI = f"{sys.executable} -m irgrid"
+# Jobs call the `irgrid` command of the environment running Snakemake, so
+# `.venv/bin/snakemake` works without activating the virtual environment.
+shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
 REGISTRY = str(resolve_path(config["registry"]))
-MIRROR = f"--mirror {config['mirror']}" if config["mirror"] else ""
 
 
 wildcard_constraints:
@@ -28,6 +28,12 @@ wildcard_constraints:
 def collection_entry(wildcards):
     """The registry entry, as a param: editing a collection's entry re-reads it."""
     return json.dumps(IRGRID["_registry"][wildcards.collection].to_dict(), sort_keys=True)
+
+
+def collection_source_args():
+    """Where the raw files come from: passed as a param, not as a rule-external variable."""
+    args = f"--registry {REGISTRY} --resources {config['resources']}"
+    return args + (f" --mirror {config['mirror']}" if config["mirror"] else "")
 
 
 def analyzer_json(wildcards):

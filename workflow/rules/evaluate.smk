@@ -11,6 +11,8 @@ rule evaluate:
         "logs/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.log",
     params:
         measures=json.dumps(config["measures"]),
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} evaluate --run {input.run:q} --qrels {input.qrels:q}"
+        "irgrid evaluate --run {input.run:q} --qrels {input.qrels:q}"
         " --measures {params.measures:q} --out {output:q} 2> {log:q}"

@@ -15,7 +15,9 @@ rule build_index:
     threads: 2
     resources:
         mem_mb=2000,
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} index --docs {input.docs:q} --analyzer {params.analyzer:q}"
+        "irgrid index --docs {input.docs:q} --analyzer {params.analyzer:q}"
         " --num-buckets {params.num_buckets} {params.scheduler} --workers {threads}"
         " --out {output:q} 2> {log:q}"

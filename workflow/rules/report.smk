@@ -10,5 +10,7 @@ rule report:
         "logs/report.log",
     params:
         experiments=json.dumps(experiment_tables(), sort_keys=True),
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} report --experiments {params.experiments:q} --out {output:q} 2> {log:q}"
+        "irgrid report --experiments {params.experiments:q} --out {output:q} 2> {log:q}"

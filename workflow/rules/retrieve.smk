@@ -12,8 +12,10 @@ rule retrieve:
     params:
         family=family_of_model,
         depth=config["retrieval"]["depth"],
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} retrieve --index {input.index:q} --topics {input.topics:q}"
+        "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
         " --family {params.family} --params {wildcards.params} --depth {params.depth}"
         " --out {output:q} 2> {log:q}"
 
@@ -25,6 +27,8 @@ rule trec_run:
         "results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.trec",
     log:
         "logs/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.trec.log",
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} export-trec --run {input:q} --tag {wildcards.model}"
+        "irgrid export-trec --run {input:q} --tag {wildcards.model}"
         " --out {output:q} 2> {log:q}"

@@ -12,6 +12,8 @@ rule table:
         spec=experiment_table_spec,
         cells=experiment_table_cells,
         out_dir="results/tables/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
     shell:
-        "{IRGRID_CLI} table --spec {params.spec:q} --cells {params.cells:q}"
+        "irgrid table --spec {params.spec:q} --cells {params.cells:q}"
         " --out-dir {params.out_dir:q} 2> {log:q}"
