@@ -56,8 +56,14 @@ def cmd_index(args) -> None:
     from .index import build_index
 
     analyzer = Analyzer.from_dict(json.loads(args.analyzer))
-    build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=args.scheduler,
-                num_workers=args.workers)
+    started = time.perf_counter()
+    stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=args.scheduler,
+                        num_workers=args.workers)
+    elapsed = time.perf_counter() - started
+    log.info(
+        "indexed %d documents (%d terms, %d distinct) in %.1fs: %.0f docs/s",
+        stats["num_docs"], stats["total_length"], stats["num_terms"], elapsed, stats["num_docs"] / max(elapsed, 1e-9),
+    )
 
 
 def cmd_retrieve(args) -> None:

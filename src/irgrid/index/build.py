@@ -523,7 +523,9 @@ def build_index(
             if progress:
                 from dask.diagnostics import ProgressBar
 
-                bar = ProgressBar(out=sys.stderr)
+                # In a log file (no terminal) every redraw is a new stretch of
+                # text: redraw rarely there.
+                bar = ProgressBar(out=sys.stderr, dt=0.1 if sys.stderr.isatty() else 5.0)
             else:
                 bar = contextlib.nullcontext()
             with bar:
