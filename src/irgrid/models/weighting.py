@@ -22,10 +22,11 @@ def lucene_idf(df: int | np.ndarray, num_docs: int) -> np.ndarray:
 class BM25(RetrievalModel):
     """Okapi BM25 with Lucene's idf, as Anserini/Pyserini and bm25s (method='lucene') compute it.
 
-    score(d, q) = sum_t qtf(t) * idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))
+    score(d, q) = sum_t qtf(t) * idf(t) * tf / (tf + k1 (1 - b + b |d| / avgdl))
 
-    Lucene drops the (k1 + 1) factor since version 8; it scales every score by
-    the same constant, so rankings are unchanged. We keep it, as bm25s does.
+    Without the classic (k1 + 1) numerator factor, as Lucene (since 8.0), Anserini
+    and bm25s score: it scales every score by the same constant, so rankings are
+    unchanged, and leaving it out makes our scores equal to the peers'.
     """
 
     name = "bm25"
@@ -46,4 +47,4 @@ class BM25(RetrievalModel):
         k1, b = point["k1"], point["b"]
         tf = term.tfs.astype(np.float64)
         norm = k1 * (1.0 - b + b * doc_lengths / stats.avg_doc_length)
-        return lucene_idf(term.df, stats.num_docs) * tf * (k1 + 1.0) / (tf + norm)
+        return lucene_idf(term.df, stats.num_docs) * tf / (tf + norm)
