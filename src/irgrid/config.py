@@ -113,6 +113,7 @@ def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, 
 def _check_references(config: Mapping[str, Any]) -> None:
     """Names used across the config must exist and mean one thing everywhere."""
     registry = config["_registry"]
+    _check_measures(config["measures"])
     families: dict[str, str] = {}
     for name, experiment in config["_experiments"].items():
         where = f"experiment {name!r}"
@@ -146,6 +147,17 @@ def _check_references(config: Mapping[str, Any]) -> None:
                     f"{where}: model {model_name!r} ({family}) has no parameter {', '.join(unknown)}; "
                     f"its parameters are {instance.parameter_names()}"
                 )
+
+
+def _check_measures(names) -> None:
+    """Every evaluated measure must be an ir-measures name, or every evaluation job would fail."""
+    import ir_measures  # imported late: only here and in irgrid.evaluate
+
+    for name in names:
+        try:
+            ir_measures.parse_measure(name)
+        except Exception as error:  # ir-measures raises several types for a bad name
+            raise ConfigError(f"measures: unknown evaluation measure {name!r} ({error})") from None
 
 
 def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:

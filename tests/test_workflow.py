@@ -1,0 +1,521 @@
+"""The Snakemake workflow end to end, on a small ADI config in a temporary directory.
+
+Snakemake runs as a subprocess, exactly as ``make run`` does:
+``python -m snakemake --snakefile <repo>/Snakefile --directory <tmp> --configfile <tmp>/config/config.yaml``.
+With ``--directory`` the Snakefile's ``configfile: "config/config.yaml"`` and every relative path of
+the config (the registry, the experiment files) resolve inside the temporary directory, so each
+test copies the repo's ``config/`` there and writes its small config over ``config/config.yaml``.
+
+What is checked (expected job counts are derived from the small config by hand, not from the
+workflow's output):
+
+- the repo's own workflow lints clean;
+- a partial run (one run file) followed by the full run resumes: nothing of the partial run reruns;
+- the full run writes the tables, the report, one log per job mirroring its output, valid runs;
+  then nothing is left to do;
+- changing one grid value reruns exactly that cell, its evaluation, the table, the report;
+  changing the measures reruns every evaluation but no retrieval; changing the analyzer rebuilds
+  the index and everything after it but never the document shards, topics or qrels;
+- a bad config stops ``snakemake -n`` (and ``irgrid.config.load_config``) naming the offending key;
+- a malformed qrels line stops the run naming the file and line, leaving no qrels behind;
+- results are written atomically (``irgrid.io.atomic_path``, ``irgrid retrieve``).
+
+Tests running Snakemake are marked ``slow``; those needing the collections mirror ``mirror`` (they
+skip without it). The tests sharing the one full run are kept on one xdist worker
+(``make test`` uses ``--dist loadgroup``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
+from irgrid.collections.sources import ChecksumError
+from irgrid.config import experiment_cells, load_config
+from irgrid.errors import ConfigError
+from irgrid.io import atomic_path, write_parquet
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+REGISTRY = REPO / "config" / "collections.yaml"
+SNAKEMAKE_TIMEOUT = 300
+
+EXPERIMENT = "small"
+ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
+SMALL_EXPERIMENT = {
+    "title": "BM25 and QL on ADI (test)",
+    "collections": ["adi"],
+    "analyzer": "porter",
+    "models": {
+        "bm25": {"family": "bm25", "label": "BM25", "grid": {"k1": [0.9, 1.2], "b": 0.75}},
+        "ql_dirichlet": {"family": "ql_dirichlet", "label": "QL", "grid": {"mu": [500, 1000]}},
+    },
+    "baseline": "ql_dirichlet",
+    "select_by": "AP",
+    "table_measures": ["AP", "P@10"],
+}
+# The grid above, encoded as the workflow's {params} wildcard (irgrid.grid.encode_point).
+BM25_POINTS = ["k1~0.9_b~0.75", "k1~1.2_b~0.75"]
+QL_POINTS = ["mu~500", "mu~1000"]
+CELLS = [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS]
+FIRST_RUN = f"results/adi/runs/porter/text/bm25/{BM25_POINTS[0]}.parquet"  # target of the partial run
+
+
+def small_config(mirror: Path | None) -> dict:
+    return {
+        "registry": "config/collections.yaml",
+        "mirror": str(mirror) if mirror else None,
+        "resources": "resources",
+        "num_shards": 2,
+        "analyzers": {"porter": dict(ANALYZER)},
+        "measures": ["AP", "P@10"],
+        "experiments": {EXPERIMENT: f"config/experiments/{EXPERIMENT}.yaml"},
+    }
+
+
+def write_yaml(data, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def make_workdir(workdir: Path, config: dict, experiment: dict | None = None) -> Path:
+    """A workflow directory: the repo's config/ with our config and experiment written over it."""
+    shutil.copytree(REPO / "config", workdir / "config")
+    write_yaml(config, workdir / "config" / "config.yaml")
+    write_yaml(experiment if experiment is not None else SMALL_EXPERIMENT,
+               workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml")
+    return workdir
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repo's Snakefile in ``workdir``; stdout and stderr together in ``.stdout``."""
+    command = [
+        sys.executable, "-m", "snakemake",
+        "--snakefile", str(SNAKEFILE),
+        "--directory", str(workdir),
+        "--configfile", str(workdir / "config" / "config.yaml"),
+        "--cores", "2",
+        *args,
+    ]
+    return subprocess.run(command, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=SNAKEMAKE_TIMEOUT)
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """The first "Job stats:" table of a Snakemake log as {rule: count}, without the total."""
+    lines = output.splitlines()
+    try:
+        start = lines.index("Job stats:")
+    except ValueError:
+        raise AssertionError(f"no 'Job stats:' table in Snakemake's output:\n{output}") from None
+    stats = {}
+    for line in lines[start + 3:]:  # skip "job count" and the dashes
+        name, count = line.split()
+        if name == "total":
+            assert int(count) == sum(stats.values()), output
+            return stats
+        stats[name] = int(count)
+    raise AssertionError(f"unterminated 'Job stats:' table:\n{output}")
+
+
+def job_outputs(output: str) -> dict[str, list[str]]:
+    """rule -> the output files of each of its jobs listed in a Snakemake log (dry run or real run)."""
+    outputs: dict[str, list[str]] = {}
+    rule = None
+    for line in output.splitlines():
+        header = re.match(r"^\s*(?:local)?rule (\S+):$", line)
+        if header:
+            rule = header.group(1)
+            continue
+        listed = re.match(r"^\s+output: (.*)$", line)
+        if listed and rule is not None:
+            outputs.setdefault(rule, []).extend(listed.group(1).split(", "))
+            rule = None
+    return outputs
+
+
+def assert_ok(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, f"snakemake exited {result.returncode}:\n{result.stdout[-6000:]}"
+
+
+def find_mirror() -> Path | None:
+    """The mirror root holding a verified copy of ADI (as the workflow would find it), or None."""
+    spec = load_registry(REGISTRY)["adi"]
+    try:
+        files = resolve_files(spec, download=False)
+    except (CollectionNotAvailable, ChecksumError):
+        return None
+    return files["docs"].parent.parent
+
+
+@pytest.fixture(scope="module")
+def mirror() -> Path:
+    root = find_mirror()
+    if root is None:
+        pytest.skip("the ADI collection is not in a local mirror (../shared/collections or IRGRID_MIRROR)")
+    return root
+
+
+# --------------------------------------------------------------------------- lint
+
+
+@pytest.mark.slow
+def test_repo_workflow_lints_clean():
+    """`snakemake --lint` on the repo's own Snakefile and config/config.yaml finds nothing."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--cores", "1"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=SNAKEMAKE_TIMEOUT)
+    assert result.returncode == 0, result.stdout
+    assert "Congratulations, your workflow is in a good condition" in result.stdout, result.stdout
+    assert "Lints for" not in result.stdout, result.stdout
+
+
+# --------------------------------------------------------------------------- one full run, shared
+
+
+@dataclass
+class Workflow:
+    workdir: Path
+    partial: subprocess.CompletedProcess  # the first run: one run file only
+    full: subprocess.CompletedProcess  # then the default target
+    first_run_mtime_ns: int  # FIRST_RUN's mtime after the partial run
+    docs_mtime_ns: int
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory, mirror) -> Workflow:
+    """The small config run once: first one run file (a run stopped midway), then the whole workflow."""
+    workdir = make_workdir(tmp_path_factory.mktemp("workflow"), small_config(mirror))
+    partial = snakemake(workdir, FIRST_RUN)
+    assert_ok(partial)
+    first_run_mtime = (workdir / FIRST_RUN).stat().st_mtime_ns
+    docs_mtime = (workdir / "results/adi/docs/part-0000.parquet").stat().st_mtime_ns
+    # The local profile: --rerun-incomplete and --show-failed-logs, as `make run` uses them.
+    full = snakemake(workdir, "--profile", str(REPO / "config" / "profiles" / "local"))
+    assert_ok(full)
+    return Workflow(workdir, partial, full, first_run_mtime, docs_mtime)
+
+
+SHARED = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.xdist_group("test_workflow_full_run")]
+
+
+def shared(test):
+    for mark in SHARED:
+        test = mark(test)
+    return test
+
+
+@shared
+def test_partial_run_then_full_run_does_not_redo_finished_jobs(workflow):
+    """The partial run did only what one run file needs; the full run added the rest, nothing twice."""
+    assert job_stats(workflow.partial.stdout) == {"shard_documents": 1, "topics": 1, "build_index": 1, "retrieve": 1}
+    assert job_stats(workflow.full.stdout) == {
+        "qrels": 1, "retrieve": 3, "evaluate": 4, "table": 1, "report": 1, "all": 1,
+    }
+    rerun = [path for paths in job_outputs(workflow.full.stdout).values() for path in paths]
+    assert FIRST_RUN not in rerun
+    assert "results/adi/docs" not in rerun
+    assert (workflow.workdir / FIRST_RUN).stat().st_mtime_ns == workflow.first_run_mtime_ns
+    assert (workflow.workdir / "results/adi/docs/part-0000.parquet").stat().st_mtime_ns == workflow.docs_mtime_ns
+
+
+@shared
+def test_full_run_writes_tables_and_report(workflow):
+    results = workflow.workdir / "results"
+    for suffix in ("md", "tex", "html", "csv"):
+        table = results / "tables" / EXPERIMENT / f"table.{suffix}"
+        assert table.is_file() and table.stat().st_size > 0, table
+    markdown = (results / "tables" / EXPERIMENT / "table.md").read_text(encoding="utf-8")
+    assert re.search(r"^\| adi \|", markdown, re.MULTILINE), markdown
+    csv = (results / "tables" / EXPERIMENT / "table.csv").read_text(encoding="utf-8").splitlines()
+    # One row per model (its best point) and table measure.
+    assert len(csv) == 1 + 2 * 2, csv
+    assert {line.split(",")[2] for line in csv[1:]} == {"bm25", "ql_dirichlet"}
+    report = (results / "report.html").read_text(encoding="utf-8")
+    assert "<html" in report.lower() and EXPERIMENT in report
+    shards = sorted(path.name for path in (results / "adi" / "docs").glob("part-*.parquet"))
+    assert shards == ["part-0000.parquet", "part-0001.parquet"]
+    assert sum(pq.read_metadata(results / "adi" / "docs" / name).num_rows for name in shards) == 82
+
+
+@shared
+def test_one_log_per_job_mirroring_its_output(workflow):
+    """logs/ holds exactly one file per job: its output path with results/ -> logs/ and .log."""
+    outputs = [
+        "results/adi/docs",
+        "results/adi/topics/text.parquet",
+        "results/adi/qrels.parquet",
+        "results/adi/index/porter",
+        *(f"results/adi/{kind}/porter/text/{model}/{params}.parquet"
+          for kind in ("runs", "eval") for model, params in CELLS),
+        f"results/tables/{EXPERIMENT}",
+        "results/report.html",
+    ]
+    expected = set()
+    for output in outputs:
+        stem = re.sub(r"\.(parquet|html)$", "", output.removeprefix("results/"))
+        expected.add(f"logs/{stem}.log")
+    logs = workflow.workdir / "logs"
+    found = {str(path.relative_to(workflow.workdir)) for path in logs.rglob("*") if path.is_file()}
+    assert found == expected
+    retrieve_log = (logs / "adi/runs/porter/text/ql_dirichlet/mu~500.log").read_text(encoding="utf-8")
+    assert "scored 35 queries" in retrieve_log, retrieve_log
+
+
+@shared
+def test_runs_follow_the_run_contract(workflow):
+    for model, params in CELLS:
+        path = workflow.workdir / f"results/adi/runs/porter/text/{model}/{params}.parquet"
+        table = pq.read_table(path)
+        assert table.schema.names == ["qid", "docno", "rank", "score"], path
+        assert table.schema.field("rank").type == pa.int32()
+        assert table.schema.field("score").type == pa.float64()
+        run = table.to_pandas()
+        assert run["qid"].nunique() == 35, path
+        assert len(run) > 0
+        for _, ranking in run.groupby("qid", sort=False):
+            assert list(ranking["rank"]) == list(range(1, len(ranking) + 1))
+            assert ranking["score"].is_monotonic_decreasing
+        evaluation = pq.read_table(workflow.workdir / f"results/adi/eval/porter/text/{model}/{params}.parquet")
+        assert set(evaluation.column("measure").to_pylist()) == {"AP", "P@10"}
+
+
+@shared
+def test_nothing_to_do_after_full_run(workflow):
+    result = snakemake(workflow.workdir, "-n")
+    assert_ok(result)
+    assert "Nothing to be done" in result.stdout, result.stdout
+
+
+class edited:
+    """Context manager: replace a file's text for the duration, then restore the original bytes."""
+
+    def __init__(self, path: Path, old: str, new: str):
+        self.path, self.old, self.new = path, old, new
+
+    def __enter__(self):
+        self.original = self.path.read_bytes()
+        text = self.original.decode("utf-8")
+        assert text.count(self.old) == 1, f"{self.old!r} not exactly once in {self.path}:\n{text}"
+        self.path.write_text(text.replace(self.old, self.new), encoding="utf-8")
+
+    def __exit__(self, *exc):
+        self.path.write_bytes(self.original)
+
+
+@shared
+def test_changing_one_grid_value_reruns_only_that_cell(workflow):
+    experiment = workflow.workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml"
+    with edited(experiment, "- 1000\n", "- 1500\n"):
+        result = snakemake(workflow.workdir, "-n")
+    assert_ok(result)
+    assert job_stats(result.stdout) == {"retrieve": 1, "evaluate": 1, "table": 1, "report": 1, "all": 1}
+    outputs = job_outputs(result.stdout)
+    assert outputs["retrieve"] == ["results/adi/runs/porter/text/ql_dirichlet/mu~1500.parquet"]
+    assert outputs["evaluate"] == ["results/adi/eval/porter/text/ql_dirichlet/mu~1500.parquet"]
+
+
+@shared
+def test_changing_the_measures_reruns_evaluations_not_retrieval(workflow):
+    config = workflow.workdir / "config" / "config.yaml"
+    with edited(config, "- P@10\n", "- P@10\n- P@5\n"):
+        result = snakemake(workflow.workdir, "-n")
+    assert_ok(result)
+    assert job_stats(result.stdout) == {"evaluate": 4, "table": 1, "report": 1, "all": 1}
+
+
+@shared
+def test_changing_the_analyzer_rebuilds_the_index_but_not_the_shards(workflow):
+    config = workflow.workdir / "config" / "config.yaml"
+    with edited(config, "stemmer: porter", "stemmer: krovetz"):
+        result = snakemake(workflow.workdir, "-n")
+    assert_ok(result)
+    assert job_stats(result.stdout) == {
+        "build_index": 1, "retrieve": 4, "evaluate": 4, "table": 1, "report": 1, "all": 1,
+    }
+
+
+@shared
+def test_retrieve_cli_writes_its_run_atomically(workflow, tmp_path, monkeypatch):
+    """`irgrid retrieve` gives the workflow's run; a write failing midway leaves no file behind."""
+    from irgrid import cli
+
+    index = workflow.workdir / "results/adi/index/porter"
+    topics = workflow.workdir / "results/adi/topics/text.parquet"
+    out = tmp_path / "runs" / "run.parquet"
+    args = ["retrieve", "--index", str(index), "--topics", str(topics), "--family", "bm25",
+            "--params", BM25_POINTS[0], "--out", str(out)]
+    assert cli.main(args) == 0
+    assert pq.read_table(out).equals(pq.read_table(workflow.workdir / FIRST_RUN))
+    out.unlink()
+
+    real_write_table = pq.write_table
+
+    def write_half_then_fail(table, where, *rest, **kwargs):
+        real_write_table(table, where, *rest, **kwargs)
+        size = Path(where).stat().st_size
+        with open(where, "r+b") as handle:
+            handle.truncate(size // 2)
+        raise OSError(28, "No space left on device (simulated)")
+
+    monkeypatch.setattr(pq, "write_table", write_half_then_fail)
+    with pytest.raises(OSError, match="simulated"):
+        cli.main(args)
+    assert list(out.parent.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- config validation
+
+# (case id, change to the small config, change to its experiment, texts load_config's message must
+# contain, texts Snakemake's output must contain). Snakemake validates the config against the schema
+# itself first (WorkflowError, with the schema dumped), then load_config runs (ConfigError).
+BAD_CONFIGS = [
+    ("unknown-top-level-key", {"num_shard": 3}, {},
+     ["'num_shard' was unexpected"], ["'num_shard' was unexpected"]),
+    ("wrong-type", {"num_shards": "many"}, {},
+     ["at 'num_shards'", "'many' is not of type 'integer'"],
+     ["'many' is not of type 'integer'", "instance['num_shards']"]),
+    ("unknown-model-parameter", {},
+     {"models": {**SMALL_EXPERIMENT["models"], "bm25": {"family": "bm25", "grid": {"k3": [1]}}}},
+     ["model 'bm25'", "no parameter k3"], ["model 'bm25'", "no parameter k3"]),
+    ("unknown-collection", {}, {"collections": ["adi", "nosuchcollection"]},
+     ["unknown collection 'nosuchcollection'"], ["unknown collection 'nosuchcollection'"]),
+    ("unknown-measure", {"measures": ["AP", "P@10", "NoSuchMeasure@10"]}, {},
+     ["unknown evaluation measure 'NoSuchMeasure@10'"], ["unknown evaluation measure 'NoSuchMeasure@10'"]),
+    ("table-measure-not-evaluated", {}, {"table_measures": ["AP", "nDCG@10"]},
+     ["measure 'nDCG@10' is not among the evaluated measures"],
+     ["measure 'nDCG@10' is not among the evaluated measures"]),
+]
+CASE_IDS = [case[0] for case in BAD_CONFIGS]
+
+
+def bad_config(config_change: dict, experiment_change: dict) -> tuple[dict, dict]:
+    config = small_config(None)
+    config.update(config_change)
+    experiment = copy.deepcopy(SMALL_EXPERIMENT)
+    experiment.update(copy.deepcopy(experiment_change))
+    return config, experiment
+
+
+@pytest.mark.parametrize("case, config_change, experiment_change, named, _", BAD_CONFIGS, ids=CASE_IDS)
+def test_load_config_rejects(case, config_change, experiment_change, named, _):
+    config, experiment = bad_config(config_change, experiment_change)
+    config["registry"] = str(REGISTRY)
+    config["experiments"] = {EXPERIMENT: experiment}
+    with pytest.raises(ConfigError) as error:
+        load_config(config)
+    for text in named:
+        assert text in str(error.value)
+
+
+def test_load_config_accepts_the_small_config():
+    config = small_config(None)
+    config["registry"] = str(REGISTRY)
+    config["experiments"] = {EXPERIMENT: copy.deepcopy(SMALL_EXPERIMENT)}
+    loaded = load_config(config)
+    cells = [(cell.model, cell.params) for cell in experiment_cells(loaded, EXPERIMENT)]
+    assert cells == CELLS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case, config_change, experiment_change, _, named", BAD_CONFIGS, ids=CASE_IDS)
+def test_snakemake_dry_run_rejects(tmp_path, case, config_change, experiment_change, _, named):
+    config, experiment = bad_config(config_change, experiment_change)
+    workdir = make_workdir(tmp_path, config, experiment)
+    result = snakemake(workdir, "-n")
+    assert result.returncode != 0, result.stdout
+    for text in named:
+        assert text in result.stdout, result.stdout
+    assert not (workdir / "results").exists()
+
+
+# --------------------------------------------------------------------------- malformed input
+
+
+def corrupted_adi_mirror(root: Path, mirror: Path, line: int) -> Path:
+    """A copy of the ADI mirror whose ADI.REL line ``line`` has only two columns."""
+    target = root / "adi"
+    target.mkdir(parents=True)
+    for path in (mirror / "adi").iterdir():
+        shutil.copy2(path, target / path.name)
+    lines = (target / "ADI.REL").read_bytes().split(b"\n")
+    ending = b"\r" if lines[line - 1].endswith(b"\r") else b""
+    lines[line - 1] = b" ".join(lines[line - 1].split()[:2]) + ending
+    (target / "ADI.REL").write_bytes(b"\n".join(lines))
+    return target / "ADI.REL"
+
+
+@pytest.mark.mirror
+def test_corrupted_mirror_file_fails_its_checksum(tmp_path, mirror):
+    """Mirror files are checked against the registry's sha256, so the corruption below needs a new checksum."""
+    corrupted = corrupted_adi_mirror(tmp_path / "mirror", mirror, line=5)
+    with pytest.raises(ChecksumError, match="ADI.REL"):
+        resolve_files(load_registry(REGISTRY)["adi"], mirror=tmp_path / "mirror", download=False)
+    assert corrupted.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+def test_malformed_qrels_line_stops_the_run(tmp_path, mirror):
+    corrupted = corrupted_adi_mirror(tmp_path / "mirror", mirror, line=5)
+    workdir = make_workdir(tmp_path / "workflow", small_config(tmp_path / "mirror"))
+    # The registry copy records the corrupted file's checksum: verification stays on and passes,
+    # so what fails is the qrels reader.
+    registry_path = workdir / "config" / "collections.yaml"
+    registry = yaml.safe_load(registry_path.read_text(encoding="utf-8"))
+    registry["adi"]["sha256"]["ADI.REL"] = hashlib.sha256(corrupted.read_bytes()).hexdigest()
+    write_yaml(registry, registry_path)
+
+    result = snakemake(workdir, "--show-failed-logs")
+    assert result.returncode != 0, result.stdout
+    log = (workdir / "logs" / "adi" / "qrels.log").read_text(encoding="utf-8")
+    for text in (log, result.stdout):
+        assert "ADI.REL:5" in text and "expected" in text, text
+    assert "'2   71'" in log or "'2 71'" in log, log  # what the line held
+    assert not (workdir / "results" / "adi" / "qrels.parquet").exists()
+    leftovers = list((workdir / "results" / "adi").glob(".qrels*")) if (workdir / "results/adi").exists() else []
+    assert leftovers == []
+    assert not (workdir / "results" / "tables").exists()
+    assert not (workdir / "results" / "report.html").exists()
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+def test_atomic_path_leaves_nothing_when_the_body_raises(tmp_path):
+    target = tmp_path / "out" / "run.parquet"
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(b"half a parquet file")
+            raise RuntimeError("killed")
+    assert list(target.parent.iterdir()) == []
+
+
+def test_atomic_path_keeps_the_old_file_when_the_body_raises(tmp_path):
+    target = tmp_path / "run.parquet"
+    write_parquet(pa.table({"qid": ["1"]}), target)
+    before = target.read_bytes()
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(b"garbage")
+            raise RuntimeError("killed")
+    assert target.read_bytes() == before
+    assert [path.name for path in tmp_path.iterdir()] == ["run.parquet"]
+
+
+def test_atomic_path_renames_into_place_on_success(tmp_path):
+    target = tmp_path / "run.parquet"
+    write_parquet(pa.table({"qid": ["1", "2"]}), target)
+    assert pq.read_table(target).column("qid").to_pylist() == ["1", "2"]
+    assert [path.name for path in tmp_path.iterdir()] == ["run.parquet"]
