@@ -49,3 +49,39 @@ def test_best_point_and_paired_test_against_baseline(cells, tmp_path):
     assert r"$^\dagger$" in paths["tex"].read_text()
     csv = pd.read_csv(paths["csv"])
     assert {"p_value", "params", "mean", "significant"} <= set(csv.columns)
+
+
+def test_holm_correction_over_the_models_compared_with_the_baseline(cells):
+    from statsmodels.stats.multitest import multipletests
+
+    frame, systems = cells
+    spec = TableSpec(experiment="demo", models=["bm25", "ql"], baseline="ql", correction="holm")
+    # A third model: a copy of bm25's runs under another name, so two models face the baseline.
+    frame = pd.concat([frame, frame[frame["model"] == "bm25"].assign(model="bm25_copy")], ignore_index=True)
+    spec.models = ["bm25", "bm25_copy", "ql"]
+    summary = summarise(load_cells(frame), spec)
+    ap = summary[(summary["measure"] == "AP") & (summary["model"] != "ql")]
+    expected = multipletests(ap["p_value"].to_numpy(), method="holm")[1]
+    assert ap["p_corrected"].to_numpy() == pytest.approx(expected)
+    assert (ap["p_corrected"] >= ap["p_value"]).all()
+
+
+def test_cross_validated_table_does_not_reward_an_overfitted_point(tmp_path):
+    # Model "spiky": point A is excellent on 3 queries and useless elsewhere; point B is steady.
+    # Over all 20 queries A has the best mean, so the best-run table picks it; cross-validation
+    # must score most queries with a point chosen without them, and ends lower than the oracle.
+    qids = [str(i) for i in range(20)]
+    a_values = [1.0 if i < 3 else 0.0 for i in range(20)]
+    b_values = [0.14] * 20
+    rows = []
+    for model, params, values in [("spiky", "x~1", a_values), ("spiky", "x~2", b_values), ("flat", "x~1", b_values)]:
+        path = tmp_path / f"{model}-{params}.parquet"
+        write_evaluation(per_query(dict(zip(qids, values)), "AP"), path)
+        rows.append({"collection": "c", "queryset": "q", "model": model, "params": params, "path": str(path)})
+    evaluations = load_cells(pd.DataFrame(rows))
+    best = TableSpec(experiment="e", models=["spiky", "flat"], baseline="flat", measures=["AP"])
+    cv = TableSpec(experiment="e", models=["spiky", "flat"], baseline="flat", measures=["AP"], selection="cv", folds=5)
+    best_mean = summarise(evaluations, best).set_index("model").loc["spiky", "mean"]
+    cv_mean = summarise(evaluations, cv).set_index("model").loc["spiky", "mean"]
+    assert best_mean == pytest.approx(0.15)
+    assert cv_mean < best_mean

@@ -109,7 +109,19 @@ def cmd_table(args) -> None:
     spec = TableSpec(**json.loads(args.spec))
     cells = pd.DataFrame(json.loads(args.cells))
     summary = summarise(load_cells(cells), spec)
-    write_tables(summary, spec, args.out_dir)
+    write_tables(summary, spec, args.out_dir, stem=args.stem)
+
+
+def cmd_figures(args) -> None:
+    import pandas as pd
+
+    from .plots import write_figures
+    from .tables import TableSpec, load_cells, summarise
+
+    spec = TableSpec(**json.loads(args.spec))
+    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    summary = summarise(evaluations, spec)
+    write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
 
 def cmd_report(args) -> None:
@@ -182,10 +194,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
     p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
     p.add_argument("--out-dir", required=True)
+    p.add_argument("--stem", default="table", help="file name without suffix (table, table_cv)")
     p.set_defaults(func=cmd_table)
 
+    p = sub.add_parser("figures", help="an experiment's figures (by-method bars, sensitivity curves) as SVG and PNG")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=cmd_figures)
+
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--experiments", required=True, help="JSON {name: table directory}")
+    p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
     return parser

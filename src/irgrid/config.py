@@ -120,12 +120,11 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for collection in experiment["collections"]:
             if collection not in registry:
                 raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
-            for queryset in experiment.get("querysets") or []:
-                if queryset not in registry[collection].querysets:
-                    raise ConfigError(
-                        f"{where}: collection {collection!r} has no query set {queryset!r}; "
-                        f"it has {sorted(registry[collection].querysets)}"
-                    )
+            if experiment.get("querysets") and not experiment_querysets(experiment, registry[collection]):
+                raise ConfigError(
+                    f"{where}: collection {collection!r} has none of the query sets {experiment['querysets']}; "
+                    f"it has {sorted(registry[collection].querysets)}"
+                )
         if experiment["analyzer"] not in config["analyzers"]:
             raise ConfigError(f"{where}: unknown analyzer {experiment['analyzer']!r}; defined: {sorted(config['analyzers'])}")
         if experiment["baseline"] not in experiment["models"]:
@@ -168,14 +167,20 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
     return [instance.check_point(point) for point in expand_grid(grid, names)]
 
 
+def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]:
+    """The query sets an experiment runs on one collection: those listed that it has, else all."""
+    available = list(collection.querysets)
+    listed = experiment.get("querysets")
+    return [name for name in listed if name in available] if listed else available
+
+
 def experiment_cells(config: Mapping[str, Any], name: str) -> list[Cell]:
     """Every cell of one experiment, in config order (collections, query sets, models, grid)."""
     experiment = config["_experiments"][name]
     registry = config["_registry"]
     cells = []
     for collection in experiment["collections"]:
-        querysets = experiment.get("querysets") or list(registry[collection].querysets)
-        for queryset in querysets:
+        for queryset in experiment_querysets(experiment, registry[collection]):
             for model_name, model in experiment["models"].items():
                 order = get_model(model["family"]).parameter_names()
                 for point in model_points(model):

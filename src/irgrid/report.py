@@ -1,4 +1,4 @@
-"""The run's HTML report: every experiment's table with links to its other formats."""
+"""The run's HTML report: every experiment's tables and figures, with links to the other formats."""
 
 from __future__ import annotations
 
@@ -6,31 +6,43 @@ import datetime as _dt
 import html
 import os
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from . import __version__
 from .io import write_text
 
 
-def write_report(experiments: dict[str, str], out: str | os.PathLike) -> None:
-    """``experiments`` maps experiment name -> directory holding its table.{md,tex,html,csv}."""
+def write_report(experiments: Mapping[str, Mapping[str, Sequence[str]]], out: str | os.PathLike) -> None:
+    """``experiments``: name -> {"tables": [table HTML paths], "figures": [figure SVG paths]}."""
     out = Path(out)
+
+    def link(path: Path) -> str:
+        return html.escape(os.path.relpath(path, out.parent))
+
     parts = [
         "<!DOCTYPE html>",
         "<html><head><meta charset='utf-8'><title>irgrid report</title>",
-        "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+        "<style>body{font-family:sans-serif;max-width:75em;margin:2em auto}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
-        "td:first-child,th:first-child{text-align:left}</style></head><body>",
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style></head><body>",
         "<h1>irgrid report</h1>",
         f"<p>irgrid {html.escape(__version__)}, generated {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC.</p>",
+        "<ul>" + "".join(f"<li><a href='#{html.escape(name)}'>{html.escape(name)}</a></li>" for name in experiments) + "</ul>",
     ]
-    for name, table_dir in experiments.items():
-        table_dir = Path(table_dir)
-        parts.append(f"<section id='{html.escape(name)}'>")
-        parts.append((table_dir / "table.html").read_text(encoding="utf-8"))
-        links = " · ".join(
-            f"<a href='{html.escape(os.path.relpath(table_dir / f'table.{suffix}', out.parent))}'>{suffix}</a>"
-            for suffix in ("md", "tex", "csv")
-        )
-        parts.append(f"<p>Also as {links}.</p></section>")
+    for name, outputs in experiments.items():
+        parts.append(f"<section id='{html.escape(name)}'><h1>{html.escape(name)}</h1>")
+        for table_html in map(Path, outputs.get("tables", [])):
+            parts.append(table_html.read_text(encoding="utf-8"))
+            others = " · ".join(
+                f"<a href='{link(table_html.with_suffix(f'.{suffix}'))}'>{suffix}</a>" for suffix in ("md", "tex", "csv")
+            )
+            parts.append(f"<p>{html.escape(table_html.stem)} also as {others}.</p>")
+        for figure in map(Path, outputs.get("figures", [])):
+            parts.append(
+                f"<figure><img src='{link(figure)}' alt='{html.escape(figure.stem)}'>"
+                f"<figcaption>{html.escape(figure.stem)} (<a href='{link(figure.with_suffix('.png'))}'>png</a>)"
+                "</figcaption></figure>"
+            )
+        parts.append("</section>")
     parts.append("</body></html>")
     write_text("\n".join(parts) + "\n", out)

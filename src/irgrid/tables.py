@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -20,14 +21,21 @@ import pandas as pd
 
 from .evaluate import read_evaluation
 from .io import write_text
-from .stats import best_point, paired_ttest
+from .stats import apply_selection, best_point, correct_p_values, cross_validated_selection, paired_test
 
 SIGNIFICANT_MARK = "†"
 
 
 @dataclass
 class TableSpec:
-    """What an experiment's table shows (from config/experiments/*.yaml)."""
+    """What an experiment's table shows (from config/experiments/*.yaml).
+
+    ``selection`` is ``best`` (each model at its best grid point over all
+    queries: an oracle that overstates every model) or ``cv`` (the point chosen
+    by k-fold cross-validation over queries, each query scored by the point
+    chosen on the other folds). ``correction`` adjusts, per row and measure, the
+    p-values of the models compared with the baseline (holm, bonferroni, bh).
+    """
 
     experiment: str
     models: Sequence[str]
@@ -37,6 +45,11 @@ class TableSpec:
     alpha: float = 0.05
     title: str = ""
     model_labels: dict[str, str] = field(default_factory=dict)
+    selection: str = "best"
+    folds: int = 5
+    seed: int = 0
+    test: str = "ttest"
+    correction: str = "none"
 
 
 def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -56,10 +69,34 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
-    """Best point per (collection, queryset, model), its means and p-values against the baseline.
+def _select(values: pd.DataFrame, spec: TableSpec) -> tuple[str, pd.DataFrame]:
+    """One model's chosen parameters (a label) and its per-query values (qid, measure, value)."""
+    selection = values[values["measure"] == spec.select_by]
+    if selection.empty:
+        raise ValueError(f"measure {spec.select_by!r} was not evaluated")
+    if spec.selection == "best":
+        point_order = list(dict.fromkeys(selection["params"]))
+        means = selection.groupby("params", sort=False)["value"].mean().reindex(point_order)
+        params = best_point(means)
+        return params, values.loc[values["params"] == params, ["qid", "measure", "value"]]
+    if spec.selection == "cv":
+        result = cross_validated_selection(selection[["qid", "params", "value"]], k=spec.folds, seed=spec.seed)
+        counts = Counter(result.chosen.values())
+        label = ", ".join(
+            f"{params} ({count}/{len(result.chosen)})" if len(counts) > 1 else params
+            for params, count in counts.most_common()
+        )
+        return label, apply_selection(values[["qid", "params", "measure", "value"]], result.query_params)
+    raise ValueError(f"unknown selection {spec.selection!r}: expected 'best' or 'cv'")
 
-    Long format, one row per (collection, queryset, model, measure).
+
+def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+    """Chosen point per (collection, queryset, model), its means and p-values against the baseline.
+
+    Long format, one row per (collection, queryset, model, measure); ``p_value``
+    is the raw paired-test p-value, ``p_corrected`` the one adjusted for the
+    number of models compared with the baseline on that row and measure, and
+    ``significant`` uses the corrected one.
     """
     rows = []
     for (collection, queryset), row_values in evaluations.groupby(["collection", "queryset"], sort=False):
@@ -68,39 +105,41 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             values = row_values[row_values["model"] == model]
             if values.empty:
                 raise ValueError(f"no evaluations of model {model!r} on {collection}/{queryset}")
-            selection = values[values["measure"] == spec.select_by]
-            if selection.empty:
-                raise ValueError(f"measure {spec.select_by!r} was not evaluated for {model!r}")
-            point_order = list(dict.fromkeys(selection["params"]))
-            means = selection.groupby("params", sort=False)["value"].mean().reindex(point_order)
-            params = best_point(means)
-            chosen[model] = (params, values[values["params"] == params])
+            chosen[model] = _select(values, spec)
         baseline_values = chosen[spec.baseline][1]
-        for model in spec.models:
-            params, values = chosen[model]
-            for measure in spec.measures:
+        for measure in spec.measures:
+            baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
+            measure_rows = []
+            for model in spec.models:
+                params, values = chosen[model]
                 per_query = values[values["measure"] == measure].set_index("qid")["value"]
-                baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
                 if model == spec.baseline:
                     p_value, difference = float("nan"), 0.0
                 else:
-                    result = paired_ttest(per_query, baseline_query)
+                    result = paired_test(spec.test, per_query, baseline_query)
                     p_value, difference = result.p_value, result.mean_difference
-                rows.append(
+                measure_rows.append(
                     {
                         "collection": collection,
                         "queryset": queryset,
                         "model": model,
                         "params": params,
+                        "selection": spec.selection,
                         "measure": measure,
                         "mean": float(per_query.mean()),
                         "num_queries": int(per_query.size),
                         "baseline": spec.baseline,
                         "difference": difference,
+                        "test": spec.test,
                         "p_value": p_value,
-                        "significant": bool(p_value < spec.alpha) if model != spec.baseline else False,
                     }
                 )
+            corrected = correct_p_values([row["p_value"] for row in measure_rows], spec.correction)
+            for row, p_corrected in zip(measure_rows, corrected):
+                row["correction"] = spec.correction
+                row["p_corrected"] = float(p_corrected)
+                row["significant"] = bool(row["model"] != spec.baseline and p_corrected < spec.alpha)
+            rows.extend(measure_rows)
     return pd.DataFrame(rows)
 
 
@@ -129,25 +168,44 @@ def _plain_cell(model_rows: pd.DataFrame, spec: TableSpec, mark: str) -> str:
     return " / ".join(parts)
 
 
+def _p_text(entry: pd.Series, spec: TableSpec) -> str:
+    if spec.correction == "none":
+        return f"{entry['p_value']:.4g}"
+    return f"{entry['p_value']:.4g} / {entry['p_corrected']:.4g}"
+
+
+_TEST_NAMES = {"ttest": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "randomization": "paired randomisation test"}
+
+
+def _legend(spec: TableSpec, mark: str) -> str:
+    """What the numbers are and what the mark means, in words."""
+    if spec.selection == "cv":
+        chosen = f"each model at the parameters chosen by {spec.folds}-fold cross-validation over queries (by {spec.select_by})"
+    else:
+        chosen = f"each model at its best parameter point by {spec.select_by} (best run: an oracle choice)"
+    correction = "" if spec.correction == "none" else f", {spec.correction.capitalize()}-corrected over the models"
+    test = _TEST_NAMES.get(spec.test, spec.test)
+    return f"{chosen}. {mark}: {test} against {spec.baseline}{correction}, p < {spec.alpha}."
+
+
 def to_markdown(summary: pd.DataFrame, spec: TableSpec) -> str:
     header, body = _grid(summary, spec, lambda rows, model: _plain_cell(rows, spec, SIGNIFICANT_MARK))
     lines = [f"# {spec.title or spec.experiment}", ""]
-    lines.append(
-        f"Cells: {' / '.join(spec.measures)} of each model's best parameter point by {spec.select_by}. "
-        f"{SIGNIFICANT_MARK}: paired t-test against {spec.baseline}, p < {spec.alpha}."
-    )
+    lines.append(f"Cells: {' / '.join(spec.measures)}; {_legend(spec, SIGNIFICANT_MARK)}")
     lines.append("")
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
     lines.extend("| " + " | ".join(row) + " |" for row in body)
     lines += ["", "## Chosen parameters and p-values", ""]
-    lines.append("| collection | query set | model | parameters | " + " | ".join(f"p ({m})" for m in spec.measures) + " |")
+    p_heading = "p (raw / corrected)" if spec.correction != "none" else "p"
+    lines.append(
+        "| collection | query set | model | parameters | "
+        + " | ".join(f"{p_heading} {m}" for m in spec.measures) + " |"
+    )
     lines.append("|---|---|---|---|" + "---:|" * len(spec.measures))
     for (collection, queryset, model), rows in summary.groupby(["collection", "queryset", "model"], sort=False):
         rows = rows.set_index("measure")
-        p_values = [
-            "baseline" if model == spec.baseline else f"{rows.loc[m, 'p_value']:.4g}" for m in spec.measures
-        ]
+        p_values = ["baseline" if model == spec.baseline else _p_text(rows.loc[m], spec) for m in spec.measures]
         lines.append(f"| {collection} | {queryset} | {model} | {rows['params'].iloc[0]} | " + " | ".join(p_values) + " |")
     return "\n".join(lines) + "\n"
 
@@ -172,7 +230,8 @@ def to_latex(summary: pd.DataFrame, spec: TableSpec) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{{escape(spec.title or spec.experiment)}: {' / '.join(escape(m) for m in spec.measures)}; "
-        rf"$\dagger$: paired t-test against {escape(spec.baseline)}, $p < {spec.alpha}$.}}",
+        + escape(_legend(spec, "MARK")).replace("MARK", r"$^\dagger$", 1)
+        + "}",
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
@@ -183,7 +242,7 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
         parts = []
         for measure in spec.measures:
             entry = rows.loc[measure]
-            title = "baseline" if model == spec.baseline else f"p = {entry['p_value']:.4g}"
+            title = "baseline" if model == spec.baseline else f"p = {_p_text(entry, spec)}"
             mark = SIGNIFICANT_MARK if entry["significant"] else ""
             parts.append(f'<span title="{html.escape(title)}">{entry["mean"]:.4f}{mark}</span>')
         return " / ".join(parts)
@@ -195,17 +254,16 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
         out.append("<tr>" + f"<td>{html.escape(row[0])}</td>" + "".join(f"<td>{c}</td>" for c in row[1:]) + "</tr>")
     out.append("</table>")
     out.append(
-        f"<p>{html.escape(' / '.join(spec.measures))} of each model's best parameter point by "
-        f"{html.escape(spec.select_by)}; {SIGNIFICANT_MARK}: paired t-test against "
-        f"{html.escape(spec.baseline)}, p &lt; {spec.alpha}. Hover a value for its p-value.</p>"
+        f"<p>{html.escape(' / '.join(spec.measures))}; {html.escape(_legend(spec, SIGNIFICANT_MARK))} "
+        "Hover a value for its p-value.</p>"
     )
     return "\n".join(out) + "\n"
 
 
-def write_tables(summary: pd.DataFrame, spec: TableSpec, out_dir: str | os.PathLike) -> dict[str, Path]:
-    """Write table.{md,tex,html,csv} into ``out_dir``; the CSV is the long summary with p-values."""
+def write_tables(summary: pd.DataFrame, spec: TableSpec, out_dir: str | os.PathLike, stem: str = "table") -> dict[str, Path]:
+    """Write {stem}.{md,tex,html,csv} into ``out_dir``; the CSV is the long summary with p-values."""
     out_dir = Path(out_dir)
-    paths = {suffix: out_dir / f"table.{suffix}" for suffix in ("md", "tex", "html", "csv")}
+    paths = {suffix: out_dir / f"{stem}.{suffix}" for suffix in ("md", "tex", "html", "csv")}
     write_text(to_markdown(summary, spec), paths["md"])
     write_text(to_latex(summary, spec), paths["tex"])
     write_text(to_html(summary, spec), paths["html"])

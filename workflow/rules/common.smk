@@ -23,6 +23,7 @@ wildcard_constraints:
     model="[^/]+",
     params="[^/]+",
     experiment="[^/]+",
+    table="table|table_cv",
 
 
 def collection_entry(wildcards):
@@ -73,14 +74,30 @@ def experiment_table_spec(wildcards):
         "measures": experiment["table_measures"],
         "select_by": experiment["select_by"],
         "alpha": experiment["alpha"],
+        "folds": experiment["folds"],
+        "seed": experiment["seed"],
+        "test": experiment["test"],
+        "correction": experiment["correction"],
+        "selection": "cv" if getattr(wildcards, "table", "table") == "table_cv" else "best",
     }
     return json.dumps(spec, sort_keys=True)
 
 
-def experiment_tables():
-    return {name: f"results/tables/{name}" for name in IRGRID["_experiments"]}
+TABLE_STEMS = {"best": "table", "cv": "table_cv"}
+FIGURES = ["by_method", "sensitivity"]
+
+
+def experiment_outputs(name):
+    """Tables (HTML) and figures (SVG) one experiment produces."""
+    experiment = IRGRID["_experiments"][name]
+    tables = [f"results/tables/{name}/{TABLE_STEMS[selection]}.html" for selection in experiment["tables"]]
+    figures = [f"results/figures/{name}/{figure}.svg" for figure in FIGURES] if experiment["figures"] else []
+    return {"tables": tables, "figures": figures}
+
+
+def report_inputs(wildcards):
+    return [path for name in IRGRID["_experiments"] for paths in experiment_outputs(name).values() for path in paths]
 
 
 def get_final_output():
-    tables = [f"results/tables/{name}/table.md" for name in IRGRID["_experiments"]]
-    return tables + ["results/report.html"]
+    return report_inputs(None) + ["results/report.html"]

@@ -3,13 +3,13 @@
 
 rule report:
     input:
-        expand("results/tables/{experiment}/table.html", experiment=list(IRGRID["_experiments"])),
+        report_inputs,
     output:
         "results/report.html",
     log:
         "logs/report.log",
     params:
-        experiments=json.dumps(experiment_tables(), sort_keys=True),
+        experiments=json.dumps({name: experiment_outputs(name) for name in IRGRID["_experiments"]}, sort_keys=True),
     conda:
         "../envs/irgrid.yaml"
     shell:

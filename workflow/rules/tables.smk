@@ -1,13 +1,14 @@
-# Per-query evaluations of an experiment -> best-run table with paired t-tests against its baseline.
+# Per-query evaluations of an experiment -> tables (best run: table.*, cross-validated: table_cv.*)
+# with paired tests against its baseline, and its figures.
 
 
 rule table:
     input:
         experiment_evaluations,
     output:
-        multiext("results/tables/{experiment}/table", ".md", ".tex", ".html", ".csv"),
+        multiext("results/tables/{experiment}/{table}", ".md", ".tex", ".html", ".csv"),
     log:
-        "logs/tables/{experiment}.log",
+        "logs/tables/{experiment}/{table}.log",
     params:
         spec=experiment_table_spec,
         cells=experiment_table_cells,
@@ -16,4 +17,23 @@ rule table:
         "../envs/irgrid.yaml"
     shell:
         "irgrid table --spec {params.spec:q} --cells {params.cells:q}"
+        " --out-dir {params.out_dir:q} --stem {wildcards.table} 2> {log:q}"
+
+
+rule figures:
+    input:
+        experiment_evaluations,
+    output:
+        multiext("results/figures/{experiment}/by_method", ".svg", ".png"),
+        multiext("results/figures/{experiment}/sensitivity", ".svg", ".png"),
+    log:
+        "logs/figures/{experiment}.log",
+    params:
+        spec=experiment_table_spec,
+        cells=experiment_table_cells,
+        out_dir="results/figures/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid figures --spec {params.spec:q} --cells {params.cells:q}"
         " --out-dir {params.out_dir:q} 2> {log:q}"

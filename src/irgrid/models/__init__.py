@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
-from .lm import QLDirichlet
+from .lm import (KLDirichletML, QLAbsoluteDiscounting, QLDirichlet, QLGJM1, QLGJM2, QLJelinekMercer, QLTwoStage,
+                 SmoothedQueryLikelihood, smoothed_probabilities)
 from .weighting import BM25
 
-MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {model.name: model for model in (BM25, QLDirichlet)}
+MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
+    model.name: model
+    for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML)
+}
 
 
 def get_model(family: str) -> RetrievalModel:
@@ -23,10 +27,18 @@ def get_model(family: str) -> RetrievalModel:
 __all__ = [
     "BM25",
     "CollectionStatistics",
+    "KLDirichletML",
     "MODEL_FAMILIES",
     "Parameter",
+    "QLAbsoluteDiscounting",
     "QLDirichlet",
+    "QLGJM1",
+    "QLGJM2",
+    "QLJelinekMercer",
+    "QLTwoStage",
     "QueryTerm",
     "RetrievalModel",
+    "SmoothedQueryLikelihood",
     "get_model",
+    "smoothed_probabilities",
 ]

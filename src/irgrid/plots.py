@@ -1,0 +1,142 @@
+"""Figures of an experiment, drawn from the same per-query files as its tables.
+
+- ``by_method``: the selection measure of each model (at its best point) per
+  collection, as grouped bars (the GJM paper's Fig. 1).
+- ``sensitivity``: the selection measure against each parameter's value, one
+  panel per collection (row) and model (column). For a model with several
+  parameters, each curve is the best mean over the other parameters at that
+  value (the profile), so the curve's peak is the best run.
+
+Both are written as SVG and PNG. SVGs carry no date, so the same data give the
+same file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on clusters or CI
+# SVG element ids are random unless salted: a fixed salt gives the same file for the same data.
+matplotlib.rcParams["svg.hashsalt"] = "irgrid"
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .grid import decode_point  # noqa: E402
+from .io import atomic_path  # noqa: E402
+
+FORMATS = ("svg", "png")
+
+
+def _save(figure, stem: Path) -> list[Path]:
+    paths = []
+    for fmt in FORMATS:
+        path = stem.with_suffix(f".{fmt}")
+        with atomic_path(path) as tmp:
+            metadata = {"Date": None} if fmt == "svg" else {}
+            figure.savefig(tmp, format=fmt, metadata=metadata, bbox_inches="tight", dpi=150)
+        paths.append(path)
+    plt.close(figure)
+    return paths
+
+
+def _row_labels(frame: pd.DataFrame) -> pd.Series:
+    several = frame.groupby("collection")["queryset"].nunique().max() > 1
+    if several:
+        return frame["collection"] + " (" + frame["queryset"] + ")"
+    return frame["collection"]
+
+
+def plot_method_bars(summary: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str], stem: Path) -> list[Path]:
+    """Grouped bars: ``measure`` of each model (chosen point) per collection row."""
+    data = summary[summary["measure"] == measure].copy()
+    data["row"] = _row_labels(data)
+    table = data.pivot_table(index="row", columns="model", values="mean", sort=False)[models]
+    figure, axis = plt.subplots(figsize=(max(6.0, 1.2 * len(table)), 4.0))
+    width = 0.8 / len(models)
+    for i, model in enumerate(models):
+        positions = [x + (i - (len(models) - 1) / 2) * width for x in range(len(table))]
+        axis.bar(positions, table[model], width=width, label=labels.get(model, model))
+    axis.set_xticks(range(len(table)), table.index, rotation=30, ha="right")
+    axis.set_ylabel(measure)
+    axis.legend(fontsize="small", ncols=min(len(models), 4))
+    axis.grid(axis="y", alpha=0.3)
+    return _save(figure, stem)
+
+
+def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """Mean ``measure`` per grid point, expanded to one row per (point, parameter, value)."""
+    means = (
+        evaluations[evaluations["measure"] == measure]
+        .groupby(["collection", "queryset", "model", "params"], sort=False)["value"]
+        .mean()
+        .reset_index()
+    )
+    rows = []
+    for entry in means.itertuples(index=False):
+        for parameter, value in decode_point(entry.params).items():
+            rows.append(
+                {
+                    "collection": entry.collection,
+                    "queryset": entry.queryset,
+                    "model": entry.model,
+                    "parameter": parameter,
+                    "value": value,
+                    "mean": entry.value,
+                }
+            )
+    curves = pd.DataFrame(rows)
+    if curves.empty:
+        return curves
+    # Profile over the other parameters: the best mean at each value of this one.
+    return (
+        curves.groupby(["collection", "queryset", "model", "parameter", "value"], sort=False)["mean"]
+        .max()
+        .reset_index()
+        .sort_values(["collection", "queryset", "model", "parameter", "value"], kind="stable")
+    )
+
+
+def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str], stem: Path) -> list[Path]:
+    curves = sensitivity_curves(evaluations, measure)
+    rows = list(dict.fromkeys(zip(evaluations["collection"], evaluations["queryset"])))
+    several = len({queryset for _, queryset in rows}) > 1
+    swept = [m for m in models if not curves.empty and (curves["model"] == m).any()]
+    if not swept:
+        figure, axis = plt.subplots(figsize=(4, 2))
+        axis.text(0.5, 0.5, "no parameters swept", ha="center", va="center")
+        axis.axis("off")
+        return _save(figure, stem)
+    figure, axes = plt.subplots(
+        len(rows), len(swept), figsize=(3.2 * len(swept), 2.4 * len(rows)), squeeze=False, sharey="row"
+    )
+    for r, (collection, queryset) in enumerate(rows):
+        for c, model in enumerate(swept):
+            axis = axes[r][c]
+            panel = curves[(curves["collection"] == collection) & (curves["queryset"] == queryset) & (curves["model"] == model)]
+            for parameter, curve in panel.groupby("parameter", sort=False):
+                axis.plot(curve["value"], curve["mean"], marker="o", markersize=3, label=parameter)
+                if curve["value"].min() > 0 and curve["value"].max() / curve["value"].min() >= 100:
+                    axis.set_xscale("log")
+            if r == 0:
+                axis.set_title(labels.get(model, model), fontsize="small")
+            if c == 0:
+                axis.set_ylabel(f"{collection} ({queryset})\n{measure}" if several else f"{collection}\n{measure}", fontsize="small")
+            if panel["parameter"].nunique() > 1:
+                axis.legend(fontsize="x-small")
+            elif not panel.empty:
+                axis.set_xlabel(panel["parameter"].iloc[0], fontsize="small")
+            axis.grid(alpha=0.3)
+            axis.tick_params(labelsize="x-small")
+    figure.tight_layout()
+    return _save(figure, stem)
+
+
+def write_figures(evaluations: pd.DataFrame, summary: pd.DataFrame, measure: str, models: list[str],
+                  labels: dict[str, str], out_dir: str | os.PathLike) -> list[Path]:
+    out_dir = Path(out_dir)
+    paths = plot_method_bars(summary, measure, models, labels, out_dir / "by_method")
+    paths += plot_sensitivity(evaluations, measure, models, labels, out_dir / "sensitivity")
+    return paths
