@@ -82,10 +82,12 @@ class Scorer:
                 posting = postings[term]
                 terms.append(QueryTerm(term, int(qtf), int(df), int(cf), posting.docids, posting.tfs))
             terms.sort(key=lambda t: t.term)  # fixed summation order: identical scores run to run
-            if terms:
-                candidates = np.unique(np.concatenate([t.docids for t in terms]))
-            else:
-                candidates = np.empty(0, dtype=np.int32)
+            # The union of the postings through a dense mask: linear in the collection
+            # size, and several times faster than sorting the concatenated postings.
+            matched = np.zeros(self.stats.num_docs, dtype=bool)
+            for t in terms:
+                matched[t.docids] = True
+            candidates = np.flatnonzero(matched).astype(np.int32)
             slots = [np.searchsorted(candidates, t.docids) for t in terms]
             prepared.append(PreparedQuery(qid, terms, candidates, slots))
         return prepared
@@ -107,6 +109,10 @@ class Scorer:
         )
         if document_part is not None:
             scores += document_part
+        if query.terms:
+            weight = model.query_weight(query.terms)
+            if weight != 1.0:
+                scores *= weight
         return scores
 
     def rank(self, query: PreparedQuery, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:

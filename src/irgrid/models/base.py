@@ -106,6 +106,10 @@ class RetrievalModel:
         """
         raise NotImplementedError
 
+    def query_weight(self, terms: list[QueryTerm]) -> float:
+        """A factor applied to every score of the query (1: none); e.g. 1/|Q| for a KL score."""
+        return 1.0
+
     def document_scores(
         self,
         doc_lengths: np.ndarray,

@@ -259,33 +259,16 @@ class KLDirichletML(QLDirichlet):
 
     i.e. -KL(theta_Q || theta_D) minus the query entropy (which does not depend on D and is
     left out, as usual), = log P(q|D) / |Q| under Dirichlet smoothing: rank-equivalent to
-    ``ql_dirichlet``. ``term_scores`` cannot see |Q| (the base interface multiplies each term's
-    part by qtf only), so the whole score is computed in ``document_scores``: it recomputes
-    the candidates exactly as the scorer defines them (the ascending union of the query terms'
-    postings) and divides the Dirichlet log-likelihood by |Q|.
+    ``ql_dirichlet``. The Dirichlet parts are reused unchanged; ``query_weight`` scales the
+    whole score by 1 / |Q|.
     """
 
     name = "kl_ml"
     description = "KL-divergence retrieval, ML query model, Dirichlet document model"
     parameters = (MU,)
 
-    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        return np.zeros(len(term.docids), dtype=np.float64)
-
-    def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
-        if not terms:
-            return np.zeros(len(doc_lengths), dtype=np.float64)
-        candidates = np.unique(np.concatenate([term.docids for term in terms]))
-        if len(candidates) != len(doc_lengths):
-            raise RuntimeError("kl_ml: candidates are not the union of the query terms' postings")
-        log_likelihood = np.zeros(len(candidates), dtype=np.float64)
-        for term in terms:
-            slots = np.searchsorted(candidates, term.docids)
-            log_likelihood[slots] += term.qtf * QLDirichlet.term_scores(
-                self, term, doc_lengths[slots], doc_unique_terms[slots], stats, point
-            )
-        log_likelihood += QLDirichlet.document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point)
-        return log_likelihood / sum(term.qtf for term in terms)
+    def query_weight(self, terms):
+        return 1.0 / sum(term.qtf for term in terms)
 
 
 def smoothed_probabilities(
