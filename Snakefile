@@ -13,6 +13,7 @@ include: "workflow/rules/index.smk"
 include: "workflow/rules/retrieve.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/axioms.smk"
 include: "workflow/rules/report.smk"
 
 

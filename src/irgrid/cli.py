@@ -124,6 +124,35 @@ def cmd_figures(args) -> None:
     write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
 
+def cmd_violations(args) -> None:
+    import pandas as pd
+
+    from .constraints import analyse_best_runs, write_violations
+    from .tables import TableSpec
+
+    spec = TableSpec(**json.loads(args.spec))
+    started = time.perf_counter()
+    per_doc = analyse_best_runs(pd.DataFrame(json.loads(args.cells)), spec, json.loads(args.families), depth=args.depth)
+    write_violations(per_doc, args.out)
+    log.info("counted violations in %d query-document pairs in %.1fs", len(per_doc), time.perf_counter() - started)
+
+
+def cmd_violation_table(args) -> None:
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from .constraints import violation_summary, write_violation_tables
+    from .plots import plot_violations
+    from .tables import TableSpec, load_cells
+
+    spec = TableSpec(**json.loads(args.spec))
+    per_doc = pd.concat([pq.read_table(path).to_pandas() for path in args.violations], ignore_index=True)
+    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    table, correlations = violation_summary(per_doc, evaluations, spec)
+    write_violation_tables(table, correlations, spec, args.table_dir)
+    plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
+
+
 def cmd_report(args) -> None:
     from .report import write_report
 
@@ -202,6 +231,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("violations", help="count constraint violations in each model's best run on one collection")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--cells", required=True, help="JSON list of cells with path, run, index, topics")
+    p.add_argument("--families", required=True, help="JSON {model name: family}")
+    p.add_argument("--depth", type=int, default=1000)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_violations)
+
+    p = sub.add_parser("violation-table", help="violation table, Spearman correlations and figure of an experiment")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--violations", nargs="+", required=True, help="per-collection violation files")
+    p.add_argument("--table-dir", required=True)
+    p.add_argument("--figure-dir", required=True)
+    p.set_defaults(func=cmd_violation_table)
 
     p = sub.add_parser("report", help="HTML report of all experiments")
     p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")

@@ -125,8 +125,9 @@ def _check_references(config: Mapping[str, Any]) -> None:
                     f"{where}: collection {collection!r} has none of the query sets {experiment['querysets']}; "
                     f"it has {sorted(registry[collection].querysets)}"
                 )
-        if experiment["analyzer"] not in config["analyzers"]:
-            raise ConfigError(f"{where}: unknown analyzer {experiment['analyzer']!r}; defined: {sorted(config['analyzers'])}")
+        for analyzer in experiment_analyzers(experiment):
+            if analyzer not in config["analyzers"]:
+                raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
         if experiment["baseline"] not in experiment["models"]:
             raise ConfigError(f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
@@ -174,20 +175,27 @@ def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]
     return [name for name in listed if name in available] if listed else available
 
 
+def experiment_analyzers(experiment: Mapping[str, Any]) -> list[str]:
+    """The analyzers an experiment runs with (its ``analyzer`` key: one name or a list)."""
+    analyzer = experiment["analyzer"]
+    return [analyzer] if isinstance(analyzer, str) else list(analyzer)
+
+
 def experiment_cells(config: Mapping[str, Any], name: str) -> list[Cell]:
-    """Every cell of one experiment, in config order (collections, query sets, models, grid)."""
+    """Every cell of one experiment, in config order (collections, query sets, analyzers, models, grid)."""
     experiment = config["_experiments"][name]
     registry = config["_registry"]
     cells = []
     for collection in experiment["collections"]:
         for queryset in experiment_querysets(experiment, registry[collection]):
-            for model_name, model in experiment["models"].items():
-                order = get_model(model["family"]).parameter_names()
-                for point in model_points(model):
-                    cells.append(
-                        Cell(name, collection, queryset, experiment["analyzer"], model_name, model["family"],
-                             encode_point(point, order))
-                    )
+            for analyzer in experiment_analyzers(experiment):
+                for model_name, model in experiment["models"].items():
+                    order = get_model(model["family"]).parameter_names()
+                    for point in model_points(model):
+                        cells.append(
+                            Cell(name, collection, queryset, analyzer, model_name, model["family"],
+                                 encode_point(point, order))
+                        )
     return cells
 
 

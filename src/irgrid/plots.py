@@ -140,3 +140,22 @@ def write_figures(evaluations: pd.DataFrame, summary: pd.DataFrame, measure: str
     paths = plot_method_bars(summary, measure, models, labels, out_dir / "by_method")
     paths += plot_sensitivity(evaluations, measure, models, labels, out_dir / "sensitivity")
     return paths
+
+
+def plot_violations(table: pd.DataFrame, measure: str, labels: dict[str, str], stem: Path) -> list[Path]:
+    """Total violations per document per query (x) against ``measure`` (y): a point per function and row."""
+    figure, axis = plt.subplots(figsize=(6.0, 4.5))
+    rows = list(dict.fromkeys(zip(table["collection"], table["queryset"])))
+    markers = "osD^v<>pXh*"
+    for i, model in enumerate(dict.fromkeys(table["model"])):
+        points = table[table["model"] == model]
+        axis.scatter(points["total"], points[measure], marker=markers[i % len(markers)], label=labels.get(model, model))
+    if len(rows) <= 12:
+        for _, entry in table.iterrows():
+            axis.annotate(entry["collection"], (entry["total"], entry[measure]), fontsize="xx-small", alpha=0.6)
+    axis.set_xscale("symlog")
+    axis.set_xlabel("constraint violations per document per query (C1-C4)")
+    axis.set_ylabel(measure)
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize="small")
+    return _save(figure, stem)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from irgrid.config import experiment_cells, load_config, model_family, resolve_path
+from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -49,11 +49,38 @@ def experiment_evaluations(wildcards):
     return [cell.eval_path for cell in experiment_cells(IRGRID, wildcards.experiment)]
 
 
+def experiment_collection_cells(wildcards):
+    """The table cells of one collection, with the run, index and topics paths the analysis reads."""
+    return json.dumps([cell for cell in json.loads(experiment_table_cells(wildcards)) if cell["collection"] == wildcards.collection])
+
+
+def experiment_collection_inputs(wildcards):
+    cells = json.loads(experiment_collection_cells(wildcards))
+    return sorted({path for cell in cells for path in (cell["path"], cell["run"], cell["index"], cell["topics"])})
+
+
+def experiment_families(wildcards):
+    models = IRGRID["_experiments"][wildcards.experiment]["models"]
+    return json.dumps({name: model["family"] for name, model in models.items()}, sort_keys=True)
+
+
+def experiment_violation_files(wildcards):
+    experiment = IRGRID["_experiments"][wildcards.experiment]
+    return [f"results/axioms/{wildcards.experiment}/{collection}.parquet" for collection in experiment["collections"]]
+
+
 def experiment_table_cells(wildcards):
+    # A table row is a (collection, query set) pair; an experiment run with several analyzers
+    # gets a row per analyzer too, labelled in the query-set position ("text, porter").
+    several_analyzers = len(experiment_analyzers(IRGRID["_experiments"][wildcards.experiment])) > 1
     cells = [
         {
             "collection": cell.collection,
-            "queryset": cell.queryset,
+            "queryset": f"{cell.queryset}, {cell.analyzer}" if several_analyzers else cell.queryset,
+            "analyzer": cell.analyzer,
+            "run": cell.run_path,
+            "index": f"results/{cell.collection}/index/{cell.analyzer}",
+            "topics": f"results/{cell.collection}/topics/{cell.queryset}.parquet",
             "model": cell.model,
             "params": cell.params,
             "path": cell.eval_path,
@@ -92,6 +119,9 @@ def experiment_outputs(name):
     experiment = IRGRID["_experiments"][name]
     tables = [f"results/tables/{name}/{TABLE_STEMS[selection]}.html" for selection in experiment["tables"]]
     figures = [f"results/figures/{name}/{figure}.svg" for figure in FIGURES] if experiment["figures"] else []
+    if experiment["axioms"]:
+        tables.append(f"results/tables/{name}/violations.html")
+        figures.append(f"results/figures/{name}/violations_vs_measure.svg")
     return {"tables": tables, "figures": figures}
 
 

@@ -6,11 +6,12 @@ from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
 from .lm import (KLDirichletML, QLAbsoluteDiscounting, QLDirichlet, QLGJM1, QLGJM2, QLJelinekMercer, QLTwoStage,
                  SmoothedQueryLikelihood, smoothed_probabilities)
-from .weighting import BM25
+from .weighting import BM25, BM25RSJ, MBM25, TFIDF, InL2, PivotedNormalisation
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
-    for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML)
+    for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
+                  BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF)
 }
 
 
@@ -26,10 +27,14 @@ def get_model(family: str) -> RetrievalModel:
 
 __all__ = [
     "BM25",
+    "BM25RSJ",
     "CollectionStatistics",
+    "InL2",
     "KLDirichletML",
+    "MBM25",
     "MODEL_FAMILIES",
     "Parameter",
+    "PivotedNormalisation",
     "QLAbsoluteDiscounting",
     "QLDirichlet",
     "QLGJM1",
@@ -39,6 +44,7 @@ __all__ = [
     "QueryTerm",
     "RetrievalModel",
     "SmoothedQueryLikelihood",
+    "TFIDF",
     "get_model",
     "smoothed_probabilities",
 ]

@@ -1,0 +1,42 @@
+# Axiomatic constraint violations (C1-C4) in the best run of each model, per collection,
+# then the violation table and the violations-against-effectiveness figure of the experiment.
+
+
+rule violations:
+    input:
+        experiment_collection_inputs,
+    output:
+        "results/axioms/{experiment}/{collection}.parquet",
+    log:
+        "logs/axioms/{experiment}/{collection}.log",
+    params:
+        spec=experiment_table_spec,
+        cells=experiment_collection_cells,
+        families=experiment_families,
+        depth=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_depth"],
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid violations --spec {params.spec:q} --cells {params.cells:q} --families {params.families:q}"
+        " --depth {params.depth} --out {output:q} 2> {log:q}"
+
+
+rule violation_table:
+    input:
+        violations=experiment_violation_files,
+        evaluations=experiment_evaluations,
+    output:
+        multiext("results/tables/{experiment}/violations", ".md", ".tex", ".html", ".csv"),
+        multiext("results/figures/{experiment}/violations_vs_measure", ".svg", ".png"),
+    log:
+        "logs/tables/{experiment}/violations.log",
+    params:
+        spec=experiment_table_spec,
+        cells=experiment_table_cells,
+        table_dir="results/tables/{experiment}",
+        figure_dir="results/figures/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid violation-table --spec {params.spec:q} --cells {params.cells:q} --violations {input.violations:q}"
+        " --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q} 2> {log:q}"
