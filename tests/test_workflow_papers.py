@@ -1,0 +1,110 @@
+"""The paper experiments' outputs end to end, on ADI with tiny grids.
+
+Checks that an experiment asking for cross-validated tables, Holm-corrected tests, figures and
+the constraint-violation analysis gets every file it names, in every format, and that the report
+links them all. The numbers themselves are checked in the unit tests (test_tables, test_stats,
+test_axioms, test_constraints); here the wiring is.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from test_workflow import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
+
+GJM = {
+    "title": "Smoothing on ADI (test)",
+    "collections": ["adi"],
+    "analyzer": "porter",
+    "models": {
+        "jm": {"family": "ql_jm", "grid": {"lambda": [0.3, 0.7]}},
+        "dirichlet": {"family": "ql_dirichlet", "grid": {"mu": [500, 1000]}},
+        "gjm2": {"family": "ql_gjm2", "grid": {"mu": [50, 200]}},
+    },
+    "baseline": "dirichlet",
+    "table_measures": ["AP", "P@10"],
+    "tables": ["best", "cv"],
+    "folds": 3,
+    "correction": "holm",
+    "figures": True,
+}
+CONSTRAINTS = {
+    "title": "Constraints on ADI (test)",
+    "collections": ["adi"],
+    "analyzer": ["porter", "porter_smart"],
+    "models": {
+        "bm25_default": {"family": "bm25_rsj", "grid": {"b": [0.5, 0.75]}},
+        "dfr": {"family": "inl2", "grid": {"c": 1}},
+        "piv": {"family": "piv", "grid": {"s": 0.2}},
+    },
+    "baseline": "dfr",
+    "correction": "holm",
+    "axioms": True,
+    "axiom_depth": 30,
+}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    mirror = find_mirror()
+    if mirror is None:
+        pytest.skip("the ADI collection is not in a local mirror (../shared/collections or IRGRID_MIRROR)")
+    config = {
+        "registry": "config/collections.yaml",
+        "mirror": str(mirror),
+        "num_shards": 2,
+        "analyzers": {"porter": dict(ANALYZER), "porter_smart": {**ANALYZER, "stopwords": "smart"}},
+        "measures": ["AP", "P@10"],
+        "experiments": {"gjm": "config/experiments/gjm.yaml", "constraints": "config/experiments/constraints.yaml"},
+    }
+    workdir = make_workdir(tmp_path_factory.mktemp("papers"), config, experiment={})
+    write_yaml(GJM, workdir / "config" / "experiments" / "gjm.yaml")
+    write_yaml(CONSTRAINTS, workdir / "config" / "experiments" / "constraints.yaml")
+    assert_ok(snakemake(workdir))
+    return workdir
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.xdist_group("papers")
+def test_best_and_cross_validated_tables_with_corrected_p_values(workdir):
+    tables = workdir / "results" / "tables" / "gjm"
+    for stem in ["table", "table_cv"]:
+        for suffix in ["md", "tex", "html", "csv"]:
+            assert (tables / f"{stem}.{suffix}").stat().st_size > 0
+    assert "cross-validation" in (tables / "table_cv.md").read_text()
+    assert "Holm-corrected" in (tables / "table.md").read_text()
+    summary = pd.read_csv(tables / "table_cv.csv")
+    assert set(summary["model"]) == {"jm", "dirichlet", "gjm2"}
+    assert (summary["selection"] == "cv").all()
+    compared = summary[summary["model"] != "dirichlet"]
+    assert (compared["p_corrected"] >= compared["p_value"]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.xdist_group("papers")
+def test_figures_and_report(workdir):
+    figures = workdir / "results" / "figures"
+    for name in ["gjm/by_method", "gjm/sensitivity", "constraints/violations_vs_measure"]:
+        for suffix in ["svg", "png"]:
+            assert (figures / f"{name}.{suffix}").stat().st_size > 1000
+    report = (workdir / "results" / "report.html").read_text()
+    for linked in ["table_cv.md", "by_method.svg", "sensitivity.svg", "violations_vs_measure.svg", "violations.md"]:
+        assert linked in report
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.xdist_group("papers")
+def test_violations_for_each_function_and_analyzer(workdir):
+    table = pd.read_csv(workdir / "results" / "tables" / "constraints" / "violations.csv")
+    # One row per function and analyzer; rows are labelled by query set and analyzer.
+    assert len(table) == 3 * 2
+    assert set(table["queryset"]) == {"text, porter", "text, porter_smart"}
+    assert {"C1", "C2", "C3", "C4", "total", "AP", "rho", "p_value"} <= set(table.columns)
+    assert (table[["C1", "C2", "C3", "C4"]] >= 0).all().all()
+    per_doc = pd.read_parquet(workdir / "results" / "axioms" / "constraints" / "adi.parquet")
+    # At most axiom_depth documents of each query were analysed.
+    assert per_doc.groupby(["model", "analyzer", "qid"]).size().max() <= 30
