@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -20,41 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tiny_index import TinyIndex
 from irgrid.analysis import Analyzer
 from irgrid.errors import ConfigError
 from irgrid.models import MODEL_FAMILIES, get_model, smoothed_probabilities
 from irgrid.retrieve import Scorer, retrieve_grid
-
-
-class TinyIndex:
-    """A hand-made index with the IndexReader interface the scorer needs (as in test_models)."""
-
-    def __init__(self, docs: dict[str, list[str]]):
-        self.docs = docs
-        self.docnos = list(docs)
-        self.doc_lengths = np.array([len(terms) for terms in docs.values()], dtype=np.int32)
-        self.doc_unique_terms = np.array([len(set(terms)) for terms in docs.values()], dtype=np.int32)
-        total = int(self.doc_lengths.sum())
-        self.stats = {"num_docs": len(docs), "total_length": total, "avg_doc_length": total / len(docs)}
-        self.analyzer = str.split
-
-    def term_stats(self, terms):
-        out = {}
-        for term in terms:
-            df = sum(term in doc for doc in self.docs.values())
-            cf = sum(doc.count(term) for doc in self.docs.values())
-            if df:
-                out[term] = (df, cf)
-        return out
-
-    def postings(self, terms, positions=False):
-        out = {}
-        docs = list(self.docs.values())
-        for term in terms:
-            docids = [i for i, doc in enumerate(docs) if term in doc]
-            tfs = [docs[i].count(term) for i in docids]
-            out[term] = SimpleNamespace(docids=np.array(docids, dtype=np.int32), tfs=np.array(tfs, dtype=np.int32))
-        return out
 
 
 DOCS = {

@@ -2,44 +2,12 @@
 
 import math
 
-import numpy as np
 import pytest
 
+from tiny_index import TinyIndex
 from irgrid.errors import ConfigError
-from irgrid.models import BM25, CollectionStatistics, QLDirichlet, QueryTerm, get_model
+from irgrid.models import BM25, QLDirichlet, get_model
 from irgrid.retrieve import Scorer
-
-
-class TinyIndex:
-    """A hand-made index with the IndexReader interface the scorer needs."""
-
-    def __init__(self, docs: dict[str, list[str]]):
-        self.docs = docs
-        self.docnos = list(docs)
-        self.doc_lengths = np.array([len(terms) for terms in docs.values()], dtype=np.int32)
-        self.doc_unique_terms = np.array([len(set(terms)) for terms in docs.values()], dtype=np.int32)
-        total = int(self.doc_lengths.sum())
-        self.stats = {"num_docs": len(docs), "total_length": total, "avg_doc_length": total / len(docs)}
-        self.analyzer = str.split
-
-    def term_stats(self, terms):
-        out = {}
-        for term in terms:
-            df = sum(term in doc for doc in self.docs.values())
-            cf = sum(doc.count(term) for doc in self.docs.values())
-            if df:
-                out[term] = (df, cf)
-        return out
-
-    def postings(self, terms, positions=False):
-        from types import SimpleNamespace
-
-        out = {}
-        for term in terms:
-            docids = [i for i, doc in enumerate(self.docs.values()) if term in doc]
-            tfs = [list(self.docs.values())[i].count(term) for i in docids]
-            out[term] = SimpleNamespace(docids=np.array(docids, dtype=np.int32), tfs=np.array(tfs, dtype=np.int32))
-        return out
 
 
 DOCS = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -18,42 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tiny_index import TinyIndex
 from irgrid.errors import ConfigError
 from irgrid.models import MODEL_FAMILIES, CollectionStatistics, QueryTerm, get_model
 from irgrid.retrieve import Scorer, retrieve_grid
 
 NEW_FAMILIES = ["bm25_rsj", "mbm25", "piv", "inl2", "tfidf"]
-
-
-class TinyIndex:
-    """A hand-made index with the IndexReader interface the scorer needs (as in test_models)."""
-
-    def __init__(self, docs: dict[str, list[str]]):
-        self.docs = docs
-        self.docnos = list(docs)
-        self.doc_lengths = np.array([len(terms) for terms in docs.values()], dtype=np.int32)
-        self.doc_unique_terms = np.array([len(set(terms)) for terms in docs.values()], dtype=np.int32)
-        total = int(self.doc_lengths.sum())
-        self.stats = {"num_docs": len(docs), "total_length": total, "avg_doc_length": total / len(docs)}
-        self.analyzer = str.split
-
-    def term_stats(self, terms):
-        out = {}
-        for term in terms:
-            df = sum(term in doc for doc in self.docs.values())
-            cf = sum(doc.count(term) for doc in self.docs.values())
-            if df:
-                out[term] = (df, cf)
-        return out
-
-    def postings(self, terms, positions=False):
-        out = {}
-        docs = list(self.docs.values())
-        for term in terms:
-            docids = [i for i, doc in enumerate(docs) if term in doc]
-            tfs = [docs[i].count(term) for i in docids]
-            out[term] = SimpleNamespace(docids=np.array(docids, dtype=np.int32), tfs=np.array(tfs, dtype=np.int32))
-        return out
 
 
 # N = 5, |C| = 19, avgdl = 3.8. 'the' is in 4 of 5 documents (df > N/2: negative RSJ idf);
@@ -144,7 +113,7 @@ def test_scores_equal_textbook_formula(family, query):
 
 def test_bm25_rsj_hand_computed():
     # Query "cat cat dog the" on d3 = "a cat and the dog the cat" (|D| = 7, tf cat 2, dog 1, the 2).
-    k1, b, k3 = 1.2, 0.75, 1000.0
+    k1, b = 1.2, 0.75  # k3 = 1000 appears as 1001 / (1000 + qtf) below
     norm = k1 * ((1 - b) + b * 7 / 3.8)
     cat = math.log((5 - 2 + 0.5) / (2 + 0.5)) * (2.2 * 2) / (norm + 2) * (1001 * 2) / (1000 + 2)
     dog = math.log((5 - 2 + 0.5) / (2 + 0.5)) * (2.2 * 1) / (norm + 1) * (1001 * 1) / (1000 + 1)
