@@ -259,7 +259,7 @@ def test_one_log_per_job_mirroring_its_output(workflow):
         "results/adi/index/porter",
         *(f"results/adi/{kind}/porter/text/{model}/{params}.parquet"
           for kind in ("runs", "eval") for model, params in CELLS),
-        f"results/tables/{EXPERIMENT}",
+        f"results/tables/{EXPERIMENT}/table",  # the multiext table.{md,tex,html,csv}
         "results/report.html",
     ]
     expected = set()
