@@ -43,4 +43,7 @@ def test_spearman_between_total_violations_and_the_measure():
     assert correlations.loc[0, "rho"] == pytest.approx(-1.0)  # fewer violations, higher AP, in order
     texts = violation_tables(table, correlations, spec)
     assert "| col (text) | m1 | p~1 | 3.00 |" in texts["md"]
+    # m2: fewest violations (1.5) and best AP (0.4); m3: most violations and worst AP.
+    ranks = table.set_index("model")[["rank_violations", "rank_measure"]]
+    assert ranks.loc["m2"].tolist() == [1, 1] and ranks.loc["m3"].tolist() == [3, 3]
     assert "rho" in texts["tex"] and "Spearman" in texts["html"]

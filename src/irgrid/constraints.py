@@ -85,6 +85,11 @@ def violation_summary(per_doc: pd.DataFrame, evaluations: pd.DataFrame, spec: Ta
         .reset_index()
     )
     table = violations.merge(means, on=["collection", "queryset", "model", "params"], how="left")
+    # Each function's place within its row (1 = fewest violations / best measure), so a reader
+    # sees directly whether removing stop words reorders the functions.
+    by_row = table.groupby(["collection", "queryset"], sort=False)
+    table["rank_violations"] = by_row["total"].rank(method="min").astype(int)
+    table["rank_measure"] = by_row[spec.select_by].rank(method="min", ascending=False).astype(int)
     correlations = []
     for (collection, queryset), row in table.groupby(["collection", "queryset"], sort=False):
         rho, p_value = spearman(row["total"].to_numpy(), row[spec.select_by].to_numpy())
@@ -100,7 +105,7 @@ def _rows(table: pd.DataFrame, spec: TableSpec) -> list[list[str]]:
         rows.append(
             [f"{entry['collection']} ({entry['queryset']})", spec.model_labels.get(entry["model"], entry["model"]), entry["params"]]
             + [f"{entry[c]:.2f}" for c in (*CONSTRAINTS, "total")]
-            + [f"{entry[spec.select_by]:.4f}"]
+            + [f"{entry[spec.select_by]:.4f}", f"{entry['rank_violations']} / {entry['rank_measure']}"]
         )
     return rows
 
@@ -114,7 +119,7 @@ def _correlation_rows(correlations: pd.DataFrame) -> list[list[str]]:
 
 def violation_tables(table: pd.DataFrame, correlations: pd.DataFrame, spec: TableSpec) -> dict[str, str]:
     """The violation table and the correlations as Markdown, LaTeX, HTML and CSV texts."""
-    header = ["collection", "function", "parameters", *CONSTRAINTS, "total", spec.select_by]
+    header = ["collection", "function", "parameters", *CONSTRAINTS, "total", spec.select_by, f"rank: violations / {spec.select_by}"]
     corr_header = ["collection", "functions", "Spearman ρ (total violations, " + spec.select_by + ")", "p"]
     rows, corr_rows = _rows(table, spec), _correlation_rows(correlations)
     legend = (
