@@ -4,7 +4,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from irgrid.evaluate import write_evaluation
-from irgrid.tables import TableSpec, load_cells, summarise, write_tables
+from irgrid.tables import TableSpec, load_cells, summarise, to_markdown, write_tables
 
 
 def per_query(values: dict[str, float], measure="AP"):
@@ -85,3 +85,12 @@ def test_cross_validated_table_does_not_reward_an_overfitted_point(tmp_path):
     cv_mean = summarise(evaluations, cv).set_index("model").loc["spiky", "mean"]
     assert best_mean == pytest.approx(0.15)
     assert cv_mean < best_mean
+
+
+def test_one_sided_test_is_passed_through(cells):
+    frame, systems = cells
+    spec = TableSpec(experiment="demo", models=["bm25", "ql"], baseline="ql", alternative="greater")
+    summary = summarise(load_cells(frame), spec).set_index(["model", "measure"])
+    expected = scipy_stats.ttest_rel(systems[("bm25", "k1~0.9_b~0.4")], systems[("ql", "mu~1000")], alternative="greater")
+    assert summary.loc[("bm25", "AP"), "p_value"] == pytest.approx(expected.pvalue)
+    assert "one-sided" in to_markdown(summary.reset_index(), spec)

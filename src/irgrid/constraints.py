@@ -22,7 +22,7 @@ import pandas as pd
 
 from .grid import decode_point
 from .io import write_parquet, write_text
-from .tables import TableSpec, _select
+from .tables import TableSpec, select_point
 from .stats import spearman
 
 CONSTRAINTS = ("C1", "C2", "C3", "C4")
@@ -34,8 +34,6 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     ``cells``: collection, queryset (row label), analyzer, model, params, path (evaluation),
     run, index, topics. Returns the per-document counts with the row's keys.
     """
-    import pyarrow as pa  # noqa: F401  (pyarrow is what reads every input below)
-
     from .axioms import analyse_run
     from .index import IndexReader
     from .retrieve import read_run, read_topics
@@ -50,7 +48,7 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
         index = IndexReader(index_path)
         topics = read_topics(row_cells["topics"].iloc[0])
         for model in spec.models:
-            params, _ = _select(row[row["model"] == model], best_spec)
+            params, _ = select_point(row[row["model"] == model], best_spec)
             cell = row_cells[(row_cells["model"] == model) & (row_cells["params"] == params)].iloc[0]
             per_doc = analyse_run(index, read_run(cell["run"]), topics, families[model], decode_point(params), depth=depth)
             frames.append(

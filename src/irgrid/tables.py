@@ -49,6 +49,7 @@ class TableSpec:
     folds: int = 5
     seed: int = 0
     test: str = "ttest"
+    alternative: str = "two-sided"
     correction: str = "none"
 
 
@@ -69,7 +70,7 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _select(values: pd.DataFrame, spec: TableSpec) -> tuple[str, pd.DataFrame]:
+def select_point(values: pd.DataFrame, spec: TableSpec) -> tuple[str, pd.DataFrame]:
     """One model's chosen parameters (a label) and its per-query values (qid, measure, value)."""
     selection = values[values["measure"] == spec.select_by]
     if selection.empty:
@@ -105,7 +106,7 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             values = row_values[row_values["model"] == model]
             if values.empty:
                 raise ValueError(f"no evaluations of model {model!r} on {collection}/{queryset}")
-            chosen[model] = _select(values, spec)
+            chosen[model] = select_point(values, spec)
         baseline_values = chosen[spec.baseline][1]
         for measure in spec.measures:
             baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
@@ -116,7 +117,7 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
                 if model == spec.baseline:
                     p_value, difference = float("nan"), 0.0
                 else:
-                    result = paired_test(spec.test, per_query, baseline_query)
+                    result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
                     p_value, difference = result.p_value, result.mean_difference
                 measure_rows.append(
                     {
@@ -131,6 +132,7 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
                         "baseline": spec.baseline,
                         "difference": difference,
                         "test": spec.test,
+                        "alternative": spec.alternative,
                         "p_value": p_value,
                     }
                 )
@@ -185,6 +187,9 @@ def _legend(spec: TableSpec, mark: str) -> str:
         chosen = f"each model at its best parameter point by {spec.select_by} (best run: an oracle choice)"
     correction = "" if spec.correction == "none" else f", {spec.correction.capitalize()}-corrected over the models"
     test = _TEST_NAMES.get(spec.test, spec.test)
+    if spec.alternative != "two-sided":
+        direction = "better" if spec.alternative == "greater" else "worse"
+        test = f"one-sided {test} (is the model {direction} than the baseline?)"
     return f"{chosen}. {mark}: {test} against {spec.baseline}{correction}, p < {spec.alpha}."
 
 

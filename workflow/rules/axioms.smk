@@ -10,7 +10,7 @@ rule violations:
     log:
         "logs/axioms/{experiment}/{collection}.log",
     params:
-        spec=experiment_table_spec,
+        spec=experiment_selection_spec,
         cells=experiment_collection_cells,
         families=experiment_families,
         depth=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_depth"],

@@ -104,8 +104,21 @@ def experiment_table_spec(wildcards):
         "folds": experiment["folds"],
         "seed": experiment["seed"],
         "test": experiment["test"],
+        "alternative": experiment["alternative"],
         "correction": experiment["correction"],
         "selection": "cv" if getattr(wildcards, "table", "table") == "table_cv" else "best",
+    }
+    return json.dumps(spec, sort_keys=True)
+
+
+def experiment_selection_spec(wildcards):
+    """What picks each model's best run, and nothing else: the violation analysis reruns only when it changes."""
+    experiment = IRGRID["_experiments"][wildcards.experiment]
+    spec = {
+        "experiment": wildcards.experiment,
+        "models": list(experiment["models"]),
+        "baseline": experiment["baseline"],
+        "select_by": experiment["select_by"],
     }
     return json.dumps(spec, sort_keys=True)
 
