@@ -54,3 +54,12 @@ def test_graded_ndcg_uses_mapped_relevance():
     values = evaluate_run(run, QRELS, ["nDCG@2"]).set_index(["qid", "measure"])["value"]
     # Ideal order c (2), a (1); the run is ideal, so nDCG@2 = 1.
     assert values[("1", "nDCG@2")] == pytest.approx(1.0)
+
+
+def test_only_judged_queries_of_the_query_set_are_evaluated():
+    # Query 3 has judgements but is not in the query set that was run: it is not scored 0.
+    run = run_frame([("1", "a", 1, 1.0), ("2", "b", 1, 1.0)])
+    per_query = evaluate_run(run, QRELS, ["AP"], topic_qids=["1", "2", "4"])
+    assert set(per_query["qid"]) == {"1", "2"}
+    with pytest.raises(ValueError, match="no query of the query set has judgements"):
+        evaluate_run(run, QRELS, ["AP"], topic_qids=["01", "02"])

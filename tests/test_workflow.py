@@ -519,3 +519,17 @@ def test_atomic_path_renames_into_place_on_success(tmp_path):
     write_parquet(pa.table({"qid": ["1", "2"]}), target)
     assert pq.read_table(target).column("qid").to_pylist() == ["1", "2"]
     assert [path.name for path in tmp_path.iterdir()] == ["run.parquet"]
+
+
+def test_measure_names_are_normalised_to_the_ir_measures_spelling():
+    # Evaluation files store ir-measures' spelling ('nDCG@10'); a config saying 'NDCG@10' must
+    # select the same measure, not an empty column.
+    config = small_config(None)
+    config["registry"] = str(REGISTRY)
+    config["measures"] = ["AP", "NDCG@10"]
+    experiment = copy.deepcopy(SMALL_EXPERIMENT)
+    experiment["table_measures"] = ["AP", "NDCG@10"]
+    config["experiments"] = {EXPERIMENT: experiment}
+    loaded = load_config(config)
+    assert loaded["measures"] == ["AP", "nDCG@10"]
+    assert loaded["_experiments"][EXPERIMENT]["table_measures"] == ["AP", "nDCG@10"]

@@ -95,7 +95,10 @@ def cmd_evaluate(args) -> None:
     from .evaluate import evaluate_run, read_qrels, write_evaluation
     from .retrieve import read_run
 
-    per_query = evaluate_run(read_run(args.run), read_qrels(args.qrels), json.loads(args.measures))
+    from .retrieve import read_topics
+
+    topic_qids = read_topics(args.topics)["qid"] if args.topics else None
+    per_query = evaluate_run(read_run(args.run), read_qrels(args.qrels), json.loads(args.measures), topic_qids)
     write_evaluation(per_query, args.out)
     means = per_query.groupby("measure")["value"].mean()
     log.info("%s: %s", args.run, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
@@ -215,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="per-query evaluation of a run with ir-measures")
     p.add_argument("--run", required=True)
     p.add_argument("--qrels", required=True)
+    p.add_argument("--topics", default=None, help="the query set that was run: only its judged queries are evaluated")
     p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_evaluate)

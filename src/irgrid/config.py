@@ -113,7 +113,7 @@ def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, 
 def _check_references(config: Mapping[str, Any]) -> None:
     """Names used across the config must exist and mean one thing everywhere."""
     registry = config["_registry"]
-    _check_measures(config["measures"])
+    config["measures"] = canonical_measures(config["measures"], "measures")
     families: dict[str, str] = {}
     for name, experiment in config["_experiments"].items():
         where = f"experiment {name!r}"
@@ -130,6 +130,8 @@ def _check_references(config: Mapping[str, Any]) -> None:
                 raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
         if experiment["baseline"] not in experiment["models"]:
             raise ConfigError(f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}")
+        experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
+        experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
@@ -149,15 +151,22 @@ def _check_references(config: Mapping[str, Any]) -> None:
                 )
 
 
-def _check_measures(names) -> None:
-    """Every evaluated measure must be an ir-measures name, or every evaluation job would fail."""
+def canonical_measures(names, where: str) -> list[str]:
+    """Measure names as ir-measures writes them ('NDCG@10' -> 'nDCG@10').
+
+    Evaluation files store ir-measures' own spelling; tables look measures up by
+    name, so every name in the config is normalised once, here, and a name
+    ir-measures cannot parse stops the run before any job starts.
+    """
     import ir_measures  # imported late: only here and in irgrid.evaluate
 
+    canonical = []
     for name in names:
         try:
-            ir_measures.parse_measure(name)
+            canonical.append(str(ir_measures.parse_measure(name)))
         except Exception as error:  # ir-measures raises several types for a bad name
-            raise ConfigError(f"measures: unknown evaluation measure {name!r} ({error})") from None
+            raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
+    return canonical
 
 
 def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:

@@ -13,8 +13,9 @@ Two choices make the numbers mean what the run says:
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import ir_measures
 import pandas as pd
@@ -23,6 +24,8 @@ import pyarrow.parquet as pq
 
 from .errors import ConfigError, InputFormatError
 from .io import write_parquet
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MEASURES = ("AP", "P@10", "P@20", "nDCG@10", "Rprec", "R@1000")
 
@@ -51,10 +54,34 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     return table.to_pandas()
 
 
-def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measure_names: Sequence[str] = DEFAULT_MEASURES) -> pd.DataFrame:
-    """Per-query values (qid, measure, value) for every judged query and measure."""
+def evaluate_run(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measure_names: Sequence[str] = DEFAULT_MEASURES,
+    topic_qids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Per-query values (qid, measure, value) for every judged query and measure.
+
+    The judged queries are those with qrels; with ``topic_qids`` (the query set
+    that was run), only those of the query set: qrels often cover more topics
+    than one query set holds, and scoring the others as 0 would deflate every mean.
+    """
     measures = parse_measures(measure_names)
-    judged = sorted(set(qrels["qid"].astype(str)))
+    judged_all = set(qrels["qid"].astype(str))
+    if topic_qids is not None:
+        topic_qids = {str(qid) for qid in topic_qids}
+        judged_all &= topic_qids
+        if not judged_all:
+            raise ValueError(
+                "no query of the query set has judgements: qrels ids look like "
+                f"{sorted(set(qrels['qid'].astype(str)))[:3]}, topic ids like {sorted(topic_qids)[:3]}"
+            )
+        outside = set(qrels["qid"].astype(str)) - topic_qids
+        if outside:
+            log.warning("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
+                        len(outside), ", ".join(sorted(outside)[:5]))
+    judged = sorted(judged_all)
+    qrels = qrels[qrels["qid"].astype(str).isin(judged_all)]
     qrels_frame = pd.DataFrame(
         {
             "query_id": qrels["qid"].astype(str),
@@ -83,7 +110,10 @@ def write_evaluation(per_query: pd.DataFrame, path: str | os.PathLike) -> None:
 
 
 def read_evaluation(path: str | os.PathLike) -> pd.DataFrame:
-    return pq.read_table(path).to_pandas()
+    table = pq.read_table(path)
+    if not {"qid", "measure", "value"} <= set(table.column_names):
+        raise InputFormatError(path, None, "per-query evaluations with columns qid, measure, value", f"columns {table.column_names}")
+    return table.to_pandas()
 
 
 def mean_values(per_query: pd.DataFrame) -> dict[str, float]:

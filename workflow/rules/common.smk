@@ -3,6 +3,7 @@ import json
 import sys
 from pathlib import Path
 
+from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path
@@ -12,7 +13,9 @@ validate(config, "../schemas/config.schema.yaml")
 IRGRID = load_config(config, source="config/config.yaml (and --config overrides)")
 # Jobs call the `irgrid` command of the environment running Snakemake, so
 # `.venv/bin/snakemake` works without activating the virtual environment.
-shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
+# Not with --use-conda: there the rule's environment must provide `irgrid`.
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
 REGISTRY = str(resolve_path(config["registry"]))
 
 
