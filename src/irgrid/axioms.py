@@ -34,7 +34,6 @@ documents, so the score of a full pseudo-document equals the run's score.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Mapping, Sequence
@@ -321,32 +320,16 @@ def count_violations(
 
 
 # --------------------------------------------------------------------------------- runs
-def _collection_statistics(index) -> CollectionStatistics:
-    stats = index.stats
-    return CollectionStatistics(
-        num_docs=int(stats["num_docs"]),
-        total_length=int(stats["total_length"]),
-        avg_doc_length=float(stats["avg_doc_length"]),
-        num_terms=int(stats.get("num_terms", 0)),
-    )
-
-
 def _analysed_queries(index, topics: pd.DataFrame, qids: Sequence[str]) -> dict[str, list[QueryTerm]]:
-    """Each qid's query terms as the Scorer makes them: analysed, counted, absent terms dropped, sorted."""
-    texts = dict(zip(topics["qid"].astype(str), topics["text"]))
-    missing = [qid for qid in qids if qid not in texts]
+    """Each qid's query terms exactly as the Scorer makes them (retrieve.analyse_queries)."""
+    from .retrieve import analyse_queries
+
+    known = set(topics["qid"].astype(str))
+    missing = [qid for qid in qids if qid not in known]
     if missing:
         raise ConfigError(f"the run has queries that are not in the topics: {', '.join(missing[:10])}")
-    counted = {qid: Counter(index.analyzer(texts[qid])) for qid in qids}
-    term_stats = index.term_stats(sorted({term for counts in counted.values() for term in counts}))
-    empty = np.zeros(0, dtype=np.int32)
-    queries = {}
-    for qid, counts in counted.items():
-        terms = [QueryTerm(term, int(qtf), int(term_stats[term][0]), int(term_stats[term][1]), empty, empty)
-                 for term, qtf in counts.items() if term in term_stats]
-        terms.sort(key=lambda t: t.term)
-        queries[qid] = terms
-    return queries
+    wanted = topics[topics["qid"].astype(str).isin(set(qids))]
+    return analyse_queries(index, wanted)
 
 
 def analyse_run(
@@ -367,7 +350,7 @@ def analyse_run(
     """
     model = get_model(family)
     point = model.check_point(point)
-    stats = _collection_statistics(index)
+    stats = CollectionStatistics.from_index(index)
     missing_columns = {"qid", "docno", "rank"} - set(run.columns)
     if missing_columns:
         raise ConfigError(f"analyse_run: the run lacks the columns {sorted(missing_columns)}")

@@ -208,10 +208,6 @@ def experiment_cells(config: Mapping[str, Any], name: str) -> list[Cell]:
     return cells
 
 
-def all_cells(config: Mapping[str, Any]) -> list[Cell]:
-    return [cell for name in config["_experiments"] for cell in experiment_cells(config, name)]
-
-
 def model_family(config: Mapping[str, Any], model_name: str) -> str:
     for experiment in config["_experiments"].values():
         if model_name in experiment["models"]:

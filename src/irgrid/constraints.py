@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .axioms import analyse_run, summarise_violations
 from .grid import decode_point
 from .io import write_parquet, write_text
 from .tables import TableSpec, select_point
@@ -34,7 +35,6 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     ``cells``: collection, queryset (row label), analyzer, model, params, path (evaluation),
     run, index, topics. Returns the per-document counts with the row's keys.
     """
-    from .axioms import analyse_run
     from .index import IndexReader
     from .retrieve import read_run, read_topics
     from .tables import load_cells
@@ -64,12 +64,13 @@ def write_violations(per_doc: pd.DataFrame, path: str | os.PathLike) -> None:
 
 
 def violations_per_document(per_doc: pd.DataFrame) -> pd.DataFrame:
-    """Violations per document per query: mean over a query's documents, then over queries."""
+    """Violations per document per query (axioms.summarise_violations) of each analysed best run."""
     keys = ["collection", "queryset", "model", "params"]
-    per_query = per_doc.groupby(keys + ["qid"], sort=False)[list(CONSTRAINTS)].mean()
-    summary = per_query.groupby(keys, sort=False).mean().reset_index()
-    summary["total"] = summary[list(CONSTRAINTS)].sum(axis=1)
-    return summary
+    rows = []
+    for key, run in per_doc.groupby(keys, sort=False):
+        summary = summarise_violations(run).iloc[0]
+        rows.append({**dict(zip(keys, key)), **{name: summary[name] for name in (*CONSTRAINTS, "total")}})
+    return pd.DataFrame(rows)
 
 
 def violation_summary(per_doc: pd.DataFrame, evaluations: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -11,6 +11,7 @@ descending, ties broken by docno ascending; at most ``depth`` per query.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -37,6 +38,29 @@ RUN_SCHEMA = pa.schema(
 RUN_COLUMNS = [field.name for field in RUN_SCHEMA]
 
 
+def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
+    """Each query's distinct terms (qtf, df, cf), postings not yet read: qid -> terms.
+
+    Queries are analysed with the index's own analyzer; terms absent from the
+    collection are dropped (no document can match them, and p(t|C) = 0 would
+    make likelihoods -inf); terms are sorted, which fixes the summation order,
+    so a score is the same whoever computes it (the scorer, the axiom analysis).
+    """
+    analyzer = index.analyzer
+    counted = {str(qid): Counter(analyzer(text)) for qid, text in zip(topics["qid"], topics["text"])}
+    term_stats = index.term_stats(sorted({term for counts in counted.values() for term in counts}))
+    no_postings = np.zeros(0, dtype=np.int32)
+    queries = {}
+    for qid, counts in counted.items():
+        terms = [
+            QueryTerm(term, int(qtf), int(term_stats[term][0]), int(term_stats[term][1]), no_postings, no_postings)
+            for term, qtf in counts.items()
+            if term in term_stats
+        ]
+        queries[qid] = sorted(terms, key=lambda t: t.term)
+    return queries
+
+
 @dataclass
 class PreparedQuery:
     """A query's terms with postings, and where each posting lands among the candidates."""
@@ -61,31 +85,17 @@ class Scorer:
         # cost N times the longest docno.
         by_docno = pc.sort_indices(pa.array(self.docnos, type=pa.string())).to_numpy()
         self.docno_order[by_docno] = np.arange(len(self.docnos))
-        stats = index.stats
-        self.stats = CollectionStatistics(
-            num_docs=int(stats["num_docs"]),
-            total_length=int(stats["total_length"]),
-            avg_doc_length=float(stats["avg_doc_length"]),
-            num_terms=int(stats.get("num_terms", 0)),
-        )
+        self.stats = CollectionStatistics.from_index(index)
 
     def prepare(self, topics: pd.DataFrame) -> list[PreparedQuery]:
         """Analyse every query and read the postings of all their terms in one pass."""
-        analyzer = self.index.analyzer
-        counted = [(str(qid), Counter(analyzer(text))) for qid, text in zip(topics["qid"], topics["text"])]
-        vocabulary = sorted({term for _, counts in counted for term in counts})
-        term_stats = self.index.term_stats(vocabulary)
-        postings = self.index.postings([term for term in vocabulary if term in term_stats])
+        queries = analyse_queries(self.index, topics)
+        postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
         prepared = []
-        for qid, counts in counted:
-            terms = []
-            for term, qtf in counts.items():
-                if term not in term_stats:
-                    continue  # absent from the collection: no document can match it
-                df, cf = term_stats[term]
-                posting = postings[term]
-                terms.append(QueryTerm(term, int(qtf), int(df), int(cf), posting.docids, posting.tfs))
-            terms.sort(key=lambda t: t.term)  # fixed summation order: identical scores run to run
+        for qid, bare_terms in queries.items():
+            terms = [
+                dataclasses.replace(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in bare_terms
+            ]
             # The union of the postings through a dense mask: linear in the collection
             # size, and several times faster than sorting the concatenated postings.
             matched = np.zeros(self.stats.num_docs, dtype=bool)

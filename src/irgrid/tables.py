@@ -106,7 +106,10 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             values = row_values[row_values["model"] == model]
             if values.empty:
                 raise ValueError(f"no evaluations of model {model!r} on {collection}/{queryset}")
-            chosen[model] = select_point(values, spec)
+            try:
+                chosen[model] = select_point(values, spec)
+            except ValueError as error:
+                raise ValueError(f"{collection}/{queryset}, model {model!r}: {error}") from None
         baseline_values = chosen[spec.baseline][1]
         for measure in spec.measures:
             baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
@@ -114,10 +117,18 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             for model in spec.models:
                 params, values = chosen[model]
                 per_query = values[values["measure"] == measure].set_index("qid")["value"]
+                if per_query.empty:
+                    raise ValueError(
+                        f"{collection}/{queryset}, model {model!r}: measure {measure!r} was not evaluated; "
+                        f"the evaluations hold {sorted(values['measure'].unique())}"
+                    )
                 if model == spec.baseline:
                     p_value, difference = float("nan"), 0.0
                 else:
-                    result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
+                    try:
+                        result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
+                    except ValueError as error:
+                        raise ValueError(f"{collection}/{queryset}, {model!r} against {spec.baseline!r}, {measure}: {error}") from None
                     p_value, difference = result.p_value, result.mean_difference
                 measure_rows.append(
                     {

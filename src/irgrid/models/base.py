@@ -52,6 +52,17 @@ class CollectionStatistics:
     avg_doc_length: float
     num_terms: int = 0
 
+    @classmethod
+    def from_index(cls, index) -> "CollectionStatistics":
+        """The statistics an index records in its stats.json."""
+        stats = index.stats
+        return cls(
+            num_docs=int(stats["num_docs"]),
+            total_length=int(stats["total_length"]),
+            avg_doc_length=float(stats["avg_doc_length"]),
+            num_terms=int(stats.get("num_terms", 0)),
+        )
+
 
 @dataclass(frozen=True)
 class QueryTerm:
