@@ -39,6 +39,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 import sys
 import zlib
 from pathlib import Path
@@ -438,6 +439,21 @@ def _install(tmp: Path, out_dir: Path) -> None:
         os.rename(tmp, out_dir)
 
 
+def _remove_tree(path: Path, timeout_seconds: float = 60.0) -> None:
+    """Remove a failed build's directory, even while straggler tasks still write into it.
+
+    A local scheduler re-raises the first task error while other tasks of the pool
+    keep running; one of them can add a file to a directory that rmtree is
+    emptying, which then stays. Tasks never create directories, so once ``path``
+    itself is gone nothing can bring it back: repeat until it is.
+    """
+    deadline = time.monotonic() + timeout_seconds
+    while path.exists() and time.monotonic() < deadline:
+        shutil.rmtree(path, ignore_errors=True)
+        if path.exists():
+            time.sleep(0.1)
+
+
 def build_index(
     docs_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -554,7 +570,7 @@ def build_index(
         if futures is not None and client is not None:
             with contextlib.suppress(Exception):
                 client.cancel(futures)
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
         raise
     finally:
         if owns_client:
