@@ -191,14 +191,7 @@ def _prefix_scores(
         prefixes = QueryTerm(term.term, term.qtf, term.df, term.cf, matched.astype(index_dtype), tf)
         contribution = model.term_scores(prefixes, doc_lengths[matched], doc_unique[matched], stats, point)
         scores[matched] += term.qtf * contribution
-    document_part = model.document_scores(doc_lengths, doc_unique, terms, stats, point)
-    if document_part is not None:
-        scores += document_part
-    if terms:
-        weight = model.query_weight(terms)
-        if weight != 1.0:
-            scores *= weight
-    return scores
+    return model.complete_scores(scores, doc_lengths, doc_unique, terms, stats, point)
 
 
 def batch_prefix_scores(

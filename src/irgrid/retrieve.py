@@ -114,20 +114,14 @@ class Scorer:
                 term, self.doc_lengths[term.docids], self.doc_unique_terms[term.docids], self.stats, point
             )
             scores[slots] += term.qtf * contribution
-        document_part = model.document_scores(
+        return model.complete_scores(
+            scores,
             self.doc_lengths[query.candidates],
             self.doc_unique_terms[query.candidates],
             query.terms,
             self.stats,
             point,
         )
-        if document_part is not None:
-            scores += document_part
-        if query.terms:
-            weight = model.query_weight(query.terms)
-            if weight != 1.0:
-                scores *= weight
-        return scores
 
     def rank(self, query: PreparedQuery, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` candidates by score desc, docno asc: (docids, scores)."""

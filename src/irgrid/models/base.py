@@ -117,6 +117,29 @@ class RetrievalModel:
         """
         raise NotImplementedError
 
+    def complete_scores(
+        self,
+        scores: np.ndarray,
+        doc_lengths: np.ndarray,
+        doc_unique_terms: np.ndarray,
+        terms: list[QueryTerm],
+        stats: CollectionStatistics,
+        point: Mapping[str, float],
+    ) -> np.ndarray:
+        """Add the per-document part and apply the query weight to summed term parts, in place.
+
+        The one place that finishes a score: the scorer and the axiom analysis both call
+        it, so a document scored either way gets the same number to the last bit.
+        """
+        document_part = self.document_scores(doc_lengths, doc_unique_terms, terms, stats, point)
+        if document_part is not None:
+            scores += document_part
+        if terms:
+            weight = self.query_weight(terms)
+            if weight != 1.0:
+                scores *= weight
+        return scores
+
     def query_weight(self, terms: list[QueryTerm]) -> float:
         """A factor applied to every score of the query (1: none); e.g. 1/|Q| for a KL score."""
         return 1.0
