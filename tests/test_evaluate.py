@@ -1,3 +1,5 @@
+import random
+
 import pandas as pd
 import pytest
 
@@ -63,3 +65,87 @@ def test_only_judged_queries_of_the_query_set_are_evaluated():
     assert set(per_query["qid"]) == {"1", "2"}
     with pytest.raises(ValueError, match="no query of the query set has judgements"):
         evaluate_run(run, QRELS, ["AP"], topic_qids=["01", "02"])
+
+
+# ------------------------------------------------------------------ several runs, one evaluator
+
+
+def random_run(rng, qids, docnos, depth):
+    rows = []
+    for qid in qids:
+        ranking = rng.sample(docnos, k=min(depth, len(docnos)))
+        rows += [(qid, docno, rank, float(depth - rank)) for rank, docno in enumerate(ranking, start=1)]
+    return run_frame(rows)
+
+
+RUN_QRELS = pd.DataFrame(
+    [(str(q), f"d{d}", (q * d) % 3) for q in range(1, 9) for d in range(0, 40, q)],
+    columns=["qid", "docno", "relevance"],
+)
+
+
+def several_runs():
+    rng = random.Random(7)
+    docnos = [f"d{d}" for d in range(60)]
+    runs = [random_run(rng, [str(q) for q in range(1, 9)], docnos, depth) for depth in (5, 20, 60)]
+    runs.append(random_run(rng, ["1", "3"], docnos, 10))  # most judged queries retrieve nothing
+    runs.append(run_frame([]))  # nothing at all
+    return runs
+
+
+def test_one_evaluator_for_several_runs_gives_each_run_its_own_values():
+    from irgrid.evaluate import RunEvaluator
+
+    measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000"]
+    topics = [str(q) for q in range(1, 8)]  # query 8 is judged but not in the query set
+    runs = several_runs()
+    alone = [evaluate_run(run, RUN_QRELS, measures, topics) for run in runs]
+    evaluator = RunEvaluator(RUN_QRELS, measures, topics)
+    for order in (range(len(runs)), reversed(range(len(runs)))):
+        for i in order:
+            pd.testing.assert_frame_equal(evaluator.evaluate(runs[i]), alone[i])
+    # The runs differ, so equal frames above are not a constant.
+    assert not alone[0].equals(alone[2])
+    assert (alone[4]["value"] == 0).all() and len(alone[4]) == 7 * len(measures)
+
+
+def write_inputs(tmp_path):
+    import pyarrow as pa
+
+    from irgrid.io import write_parquet
+    from irgrid.retrieve import write_run
+
+    qrels_path, topics_path = tmp_path / "qrels.parquet", tmp_path / "topics.parquet"
+    write_parquet(pa.Table.from_pandas(RUN_QRELS.astype({"relevance": "int32"}), preserve_index=False), qrels_path)
+    topics = pd.DataFrame({"qid": [str(q) for q in range(1, 8)], "text": ["q"] * 7})
+    write_parquet(pa.Table.from_pandas(topics, preserve_index=False), topics_path)
+    run_paths = []
+    for i, run in enumerate(several_runs()[:4]):
+        run_paths.append(tmp_path / "runs" / f"run{i}.parquet")
+        write_run(run.astype({"rank": "int32"}), run_paths[-1])
+    return qrels_path, topics_path, run_paths
+
+
+def test_evaluate_command_with_several_runs_writes_what_one_run_at_a_time_writes(tmp_path):
+    from irgrid import cli
+    from irgrid.evaluate import read_evaluation
+
+    qrels, topics, runs = write_inputs(tmp_path)
+    common = ["--qrels", str(qrels), "--topics", str(topics), "--measures", '["AP", "P@10"]']
+    together = [tmp_path / "together" / f"{run.stem}.parquet" for run in runs]
+    assert cli.main(["evaluate", "--run", *map(str, runs), *common, "--out", *map(str, together)]) == 0
+    for run, out in zip(runs, together):
+        single = tmp_path / "single" / f"{run.stem}.parquet"
+        assert cli.main(["evaluate", "--run", str(run), *common, "--out", str(single)]) == 0
+        pd.testing.assert_frame_equal(read_evaluation(out), read_evaluation(single))
+    assert not read_evaluation(together[0]).equals(read_evaluation(together[1]))
+
+
+def test_evaluate_command_wants_one_out_per_run(tmp_path):
+    from irgrid import cli
+
+    qrels, topics, runs = write_inputs(tmp_path)
+    with pytest.raises(SystemExit, match="4 --run but 3 --out"):
+        cli.main(["evaluate", "--run", *map(str, runs), "--qrels", str(qrels), "--measures", '["AP"]',
+                  "--out", *(str(tmp_path / f"{i}.parquet") for i in range(3))])
+    assert not list(tmp_path.glob("[0-9].parquet"))  # nothing written before the mismatch was found

@@ -13,7 +13,10 @@ workflow's output):
 - a partial run (one run file) followed by the full run resumes: nothing of the partial run reruns;
 - the full run writes the tables, the report, one log per job mirroring its output, valid runs;
   then nothing is left to do;
-- changing one grid value reruns exactly that cell, its evaluation, the table, the report;
+- grid cells are retrieved and evaluated chunk by chunk (one job per chunk of a model's points,
+  ``retrieval.chunk_size``): changing one grid value reruns the one chunk holding it (retrieval
+  and evaluation), the table, the report; adding a point to a grid split into several chunks
+  reruns only the chunk it falls into; a cell outside the config is still one target away;
   changing the measures reruns every evaluation but no retrieval; changing the analyzer rebuilds
   the index and everything after it but never the document shards, topics or qrels;
 - a bad config stops ``snakemake -n`` (and ``irgrid.config.load_config``) naming the offending key;
@@ -43,7 +46,7 @@ import yaml
 
 from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
 from irgrid.collections.sources import ChecksumError
-from irgrid.config import experiment_cells, load_config
+from irgrid.config import experiment_cells, load_config, split_by_hash
 from irgrid.errors import ConfigError
 from irgrid.io import atomic_path, write_parquet
 
@@ -71,6 +74,10 @@ BM25_POINTS = ["k1~0.9_b~0.75", "k1~1.2_b~0.75"]
 QL_POINTS = ["mu~500", "mu~1000"]
 CELLS = [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS]
 FIRST_RUN = f"results/adi/runs/porter/text/bm25/{BM25_POINTS[0]}.parquet"  # target of the partial run
+# Each model's two points fit in one chunk (chunk_size defaults to 50), labelled "all"; its jobs
+# are named step.collection.analyzer.queryset.model.label (irgrid.config.Chunk.rule_name).
+RETRIEVE_BM25, RETRIEVE_QL = "retrieve.adi.porter.text.bm25.all", "retrieve.adi.porter.text.ql_dirichlet.all"
+EVALUATE_BM25, EVALUATE_QL = "evaluate.adi.porter.text.bm25.all", "evaluate.adi.porter.text.ql_dirichlet.all"
 
 
 def small_config(mirror: Path | None) -> dict:
@@ -218,10 +225,15 @@ def shared(test):
 
 @shared
 def test_partial_run_then_full_run_does_not_redo_finished_jobs(workflow):
-    """The partial run did only what one run file needs; the full run added the rest, nothing twice."""
-    assert job_stats(workflow.partial.stdout) == {"shard_documents": 1, "topics": 1, "build_index": 1, "retrieve": 1}
+    """The partial run did only what one run file needs (its chunk); the full run added the rest, nothing twice."""
+    assert job_stats(workflow.partial.stdout) == {
+        "shard_documents": 1, "topics": 1, "build_index": 1, RETRIEVE_BM25: 1,
+    }
+    assert job_outputs(workflow.partial.stdout)[RETRIEVE_BM25] == [
+        f"results/adi/runs/porter/text/bm25/{params}.parquet" for params in BM25_POINTS
+    ]
     assert job_stats(workflow.full.stdout) == {
-        "qrels": 1, "retrieve": 3, "evaluate": 4, "table": 1, "report": 1, "all": 1,
+        "qrels": 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1,
     }
     rerun = [path for paths in job_outputs(workflow.full.stdout).values() for path in paths]
     assert FIRST_RUN not in rerun
@@ -251,14 +263,17 @@ def test_full_run_writes_tables_and_report(workflow):
 
 @shared
 def test_one_log_per_job_mirroring_its_output(workflow):
-    """logs/ holds exactly one file per job: its output path with results/ -> logs/ and .log."""
+    """logs/ holds exactly one file per job: its output path with results/ -> logs/ and .log.
+
+    A chunk job's log is named after the chunk, in its cells' directory.
+    """
     outputs = [
         "results/adi/docs",
         "results/adi/topics/text.parquet",
         "results/adi/qrels.parquet",
         "results/adi/index/porter",
-        *(f"results/adi/{kind}/porter/text/{model}/{params}.parquet"
-          for kind in ("runs", "eval") for model, params in CELLS),
+        *(f"results/adi/{kind}/porter/text/{model}/chunk-all"
+          for kind in ("runs", "eval") for model in ("bm25", "ql_dirichlet")),
         f"results/tables/{EXPERIMENT}/table",  # the multiext table.{md,tex,html,csv}
         "results/report.html",
     ]
@@ -269,8 +284,10 @@ def test_one_log_per_job_mirroring_its_output(workflow):
     logs = workflow.workdir / "logs"
     found = {str(path.relative_to(workflow.workdir)) for path in logs.rglob("*") if path.is_file()}
     assert found == expected
-    retrieve_log = (logs / "adi/runs/porter/text/ql_dirichlet/mu~500.log").read_text(encoding="utf-8")
-    assert "scored 35 queries" in retrieve_log, retrieve_log
+    retrieve_log = (logs / "adi/runs/porter/text/ql_dirichlet/chunk-all.log").read_text(encoding="utf-8")
+    assert "scored 35 queries x 2 points" in retrieve_log, retrieve_log
+    evaluate_log = (logs / "adi/eval/porter/text/ql_dirichlet/chunk-all.log").read_text(encoding="utf-8")
+    assert "evaluated 2 runs" in evaluate_log, evaluate_log
 
 
 @shared
@@ -315,15 +332,29 @@ class edited:
 
 
 @shared
-def test_changing_one_grid_value_reruns_only_that_cell(workflow):
+def test_changing_one_grid_value_reruns_only_its_chunk(workflow):
+    """mu 1000 -> 1500: the QL chunk (now mu 500 and 1500) reruns, retrieval and evaluation; BM25's does not."""
     experiment = workflow.workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml"
     with edited(experiment, "- 1000\n", "- 1500\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {"retrieve": 1, "evaluate": 1, "table": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {RETRIEVE_QL: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1}
     outputs = job_outputs(result.stdout)
-    assert outputs["retrieve"] == ["results/adi/runs/porter/text/ql_dirichlet/mu~1500.parquet"]
-    assert outputs["evaluate"] == ["results/adi/eval/porter/text/ql_dirichlet/mu~1500.parquet"]
+    assert sorted(outputs[RETRIEVE_QL]) == [f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
+    assert sorted(outputs[EVALUATE_QL]) == [f"results/adi/eval/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
+
+
+@shared
+def test_a_cell_outside_the_config_is_one_target_away(workflow):
+    """A point of no grid is made by the one-cell rules; a cell of the config by its chunk, already done."""
+    off_grid = "results/adi/eval/porter/text/bm25/k1~2_b~0.75.parquet"
+    result = snakemake(workflow.workdir, "-n", off_grid)
+    assert_ok(result)
+    assert job_stats(result.stdout) == {"retrieve": 1, "evaluate": 1}
+    assert job_outputs(result.stdout)["retrieve"] == ["results/adi/runs/porter/text/bm25/k1~2_b~0.75.parquet"]
+    trec = snakemake(workflow.workdir, "-n", FIRST_RUN.replace(".parquet", ".trec"))
+    assert_ok(trec)
+    assert job_stats(trec.stdout) == {"trec_run": 1}
 
 
 @shared
@@ -332,7 +363,7 @@ def test_changing_the_measures_reruns_evaluations_not_retrieval(workflow):
     with edited(config, "- P@10\n", "- P@10\n- P@5\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {"evaluate": 4, "table": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1}
 
 
 @shared
@@ -342,8 +373,102 @@ def test_changing_the_analyzer_rebuilds_the_index_but_not_the_shards(workflow):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
     assert job_stats(result.stdout) == {
-        "build_index": 1, "retrieve": 4, "evaluate": 4, "table": 1, "report": 1, "all": 1,
+        "build_index": 1, RETRIEVE_BM25: 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1,
+        "table": 1, "report": 1, "all": 1,
     }
+
+
+# --------------------------------------------------------------------------- a grid of several chunks
+
+CHUNK_SIZE = 3
+MUS = [100, 250, 500, 750, 1000, 1500, 2000, 3000, 5000]  # 9 points: at least 3 chunks of at most 3
+NEW_MU = 4000
+CHUNKED_EXPERIMENT = {
+    "title": "QL on ADI in chunks (test)",
+    "collections": ["adi"],
+    "analyzer": "porter",
+    "models": {"ql_dirichlet": {"family": "ql_dirichlet", "grid": {"mu": MUS}}},
+    "baseline": "ql_dirichlet",
+    "select_by": "AP",
+    "table_measures": ["AP"],
+}
+
+
+@dataclass
+class ChunkedWorkflow:
+    workdir: Path
+    full: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="module")
+def chunked_workflow(tmp_path_factory, mirror) -> ChunkedWorkflow:
+    config = small_config(mirror)
+    config["retrieval"] = {"chunk_size": CHUNK_SIZE}
+    workdir = make_workdir(tmp_path_factory.mktemp("chunked"), config, CHUNKED_EXPERIMENT)
+    full = snakemake(workdir)
+    assert_ok(full)
+    return ChunkedWorkflow(workdir, full)
+
+
+def step_jobs(stats: dict[str, int], step: str) -> dict[str, int]:
+    """The chunk jobs of one step ('retrieve', 'evaluate') among a job-stats table."""
+    return {name: count for name, count in stats.items() if name.startswith(f"{step}.")}
+
+
+def chunk_runs(outputs: dict[str, list[str]]) -> set[str]:
+    return {path for name, paths in outputs.items() if name.startswith("retrieve.") for path in paths}
+
+
+CHUNKED = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.xdist_group("test_workflow_chunked")]
+
+
+def chunked(test):
+    for mark in CHUNKED:
+        test = mark(test)
+    return test
+
+
+@chunked
+def test_a_grid_larger_than_chunk_size_runs_as_several_chunk_jobs(chunked_workflow):
+    stats = job_stats(chunked_workflow.full.stdout)
+    retrieve, evaluate = step_jobs(stats, "retrieve"), step_jobs(stats, "evaluate")
+    assert len(retrieve) >= 3 and set(retrieve.values()) == {1}
+    assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
+    assert "retrieve" not in stats and "evaluate" not in stats  # no one-cell jobs
+    outputs = job_outputs(chunked_workflow.full.stdout)
+    assert all(1 <= len(outputs[name]) <= CHUNK_SIZE for name in retrieve)
+    assert sorted(chunk_runs(outputs)) == sorted(f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in MUS)
+    logs = chunked_workflow.workdir / "logs" / "adi" / "runs" / "porter" / "text" / "ql_dirichlet"
+    assert len(list(logs.glob("chunk-*.log"))) == len(retrieve)
+
+
+@chunked
+def test_adding_a_point_reruns_only_the_chunk_it_falls_into(chunked_workflow):
+    experiment = chunked_workflow.workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml"
+    grown = copy.deepcopy(CHUNKED_EXPERIMENT)
+    grown["models"]["ql_dirichlet"]["grid"]["mu"].append(NEW_MU)
+    with edited(experiment, experiment.read_text(encoding="utf-8"), yaml.safe_dump(grown, sort_keys=False)):
+        result = snakemake(chunked_workflow.workdir, "-n")
+    assert_ok(result)
+    stats = job_stats(result.stdout)
+    retrieve, evaluate = step_jobs(stats, "retrieve"), step_jobs(stats, "evaluate")
+    rerun = chunk_runs(job_outputs(result.stdout))
+    # By hand: the new point joins at most one chunk of at most CHUNK_SIZE points; that chunk reruns
+    # (as two or more jobs if it now has to split), with its evaluation; the other chunks' cells do not.
+    assert f"results/adi/runs/porter/text/ql_dirichlet/mu~{NEW_MU}.parquet" in rerun
+    assert len(rerun) <= CHUNK_SIZE + 1 < len(MUS) + 1
+    if len(rerun) <= CHUNK_SIZE:
+        assert len(retrieve) == 1  # room left: the chunk took the point without splitting
+    else:
+        assert len(retrieve) >= 2  # the chunk overflowed and split
+    assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
+    assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "report": 1, "all": 1}
+    # Exactly the chunks that irgrid.config.split_by_hash changes, nothing else.
+    before = split_by_hash([f"mu~{mu}" for mu in MUS], CHUNK_SIZE)
+    after = split_by_hash([f"mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE)
+    changed = [(label, points) for label, points in after if (label, points) not in before]
+    assert set(retrieve) == {f"retrieve.adi.porter.text.ql_dirichlet.{label}" for label, _ in changed}
+    assert rerun == {f"results/adi/runs/porter/text/ql_dirichlet/{p}.parquet" for _, points in changed for p in points}
 
 
 @shared

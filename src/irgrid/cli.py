@@ -67,22 +67,28 @@ def cmd_index(args) -> None:
 
 
 def cmd_retrieve(args) -> None:
+    # Timed from here: the phases logged below are what the job spends after Python and the CLI
+    # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
+    started = time.perf_counter()
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
 
+    if len(args.params) != len(args.out):
+        raise SystemExit(f"irgrid retrieve: {len(args.params)} --params but {len(args.out)} --out: give one --out per --params")
+    points = [decode_point(encoded) for encoded in args.params]
+    imported = time.perf_counter()
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
-    points = [decode_point(encoded) for encoded in args.params]
-    if len(points) != len(args.out):
-        raise SystemExit("give one --out per --params")
-    started = time.perf_counter()
     runs = retrieve_grid(index, topics, args.family, points, depth=args.depth)
+    scored = time.perf_counter()
     for run, out in zip(runs, args.out):
         write_run(run, out)
         if args.trec:
             write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
-    log.info("scored %d queries x %d points in %.2fs", len(topics), len(points), time.perf_counter() - started)
+    finished = time.perf_counter()
+    log.info("scored %d queries x %d points in %.2fs (imports %.2fs, retrieval %.2fs, writing %.2fs)",
+             len(topics), len(points), finished - started, imported - started, scored - imported, finished - scored)
 
 
 def cmd_export_trec(args) -> None:
@@ -92,16 +98,24 @@ def cmd_export_trec(args) -> None:
 
 
 def cmd_evaluate(args) -> None:
-    from .evaluate import evaluate_run, read_qrels, write_evaluation
-    from .retrieve import read_run
+    started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
+    from .evaluate import RunEvaluator, read_qrels, write_evaluation
+    from .retrieve import read_run, read_topics
 
-    from .retrieve import read_topics
-
+    if len(args.run) != len(args.out):
+        raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
+    imported = time.perf_counter()
     topic_qids = read_topics(args.topics)["qid"] if args.topics else None
-    per_query = evaluate_run(read_run(args.run), read_qrels(args.qrels), json.loads(args.measures), topic_qids)
-    write_evaluation(per_query, args.out)
-    means = per_query.groupby("measure")["value"].mean()
-    log.info("%s: %s", args.run, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
+    # The qrels are read and handed to ir-measures once for all the runs.
+    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids)
+    for run_path, out in zip(args.run, args.out):
+        per_query = evaluator.evaluate(read_run(run_path))
+        write_evaluation(per_query, out)
+        means = per_query.groupby("measure")["value"].mean()
+        log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
+    finished = time.perf_counter()
+    log.info("evaluated %d runs in %.2fs (imports %.2fs, evaluation and writing %.2fs)",
+             len(args.run), finished - started, imported - started, finished - imported)
 
 
 def cmd_table(args) -> None:
@@ -215,12 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_export_trec)
 
-    p = sub.add_parser("evaluate", help="per-query evaluation of a run with ir-measures")
-    p.add_argument("--run", required=True)
+    p = sub.add_parser("evaluate", help="per-query evaluation of one or more runs with ir-measures")
+    p.add_argument("--run", nargs="+", required=True, help="runs of one query set (Parquet)")
     p.add_argument("--qrels", required=True)
     p.add_argument("--topics", default=None, help="the query set that was run: only its judged queries are evaluated")
     p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", nargs="+", required=True, help="one per --run, in the same order")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("table", help="significance-marked table of an experiment")

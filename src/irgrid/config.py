@@ -8,10 +8,12 @@ naming it.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import jsonschema
 import yaml
@@ -83,11 +85,16 @@ class Cell:
 
     @property
     def run_path(self) -> str:
-        return f"results/{self.collection}/runs/{self.analyzer}/{self.queryset}/{self.model}/{self.params}.parquet"
+        return cell_path("runs", self.collection, self.analyzer, self.queryset, self.model, self.params)
 
     @property
     def eval_path(self) -> str:
-        return f"results/{self.collection}/eval/{self.analyzer}/{self.queryset}/{self.model}/{self.params}.parquet"
+        return cell_path("eval", self.collection, self.analyzer, self.queryset, self.model, self.params)
+
+
+def cell_path(kind: str, collection: str, analyzer: str, queryset: str, model: str, params: str) -> str:
+    """A cell's run (``kind='runs'``) or per-query evaluation (``kind='eval'``): the paths tables read."""
+    return f"results/{collection}/{kind}/{analyzer}/{queryset}/{model}/{params}.parquet"
 
 
 def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
@@ -213,3 +220,125 @@ def model_family(config: Mapping[str, Any], model_name: str) -> str:
         if model_name in experiment["models"]:
             return experiment["models"][model_name]["family"]
     raise ConfigError(f"no experiment defines a model named {model_name!r}")
+
+
+# ------------------------------------------------------------------ chunks: grid cells grouped into jobs
+
+# A chunk's points are chosen by the leading bits of a 64-bit digest of each encoded point.
+# BLAKE2b rather than crc32: crc32 is linear, so short look-alike strings (mu~500, mu~1000)
+# do not spread evenly over its leading bits; Python's hash() changes between processes.
+HASH_BITS = 64
+WHOLE_GROUP = "all"  # the label of the one chunk of a group that fits in chunk_size
+
+
+def point_hash(params: str) -> int:
+    """The encoded point's digest as an unsigned 64-bit integer, the same on every machine and run."""
+    return int.from_bytes(hashlib.blake2b(params.encode("utf-8"), digest_size=HASH_BITS // 8).digest(), "big")
+
+
+def split_by_hash(params: Iterable[str], chunk_size: int) -> list[tuple[str, tuple[str, ...]]]:
+    """Encoded points split into chunks of at most ``chunk_size``, each labelled by a hash prefix.
+
+    The chunks are the leaves of a binary trie over the points' hash bits: a set of more than
+    ``chunk_size`` points splits by its next bit, recursively. A leaf depends only on the points
+    whose hash starts with its prefix, so adding a point changes the one chunk it falls into
+    (which may split in two) and no other; a modulo over a point count would move nearly every
+    point whenever the count crosses a multiple of ``chunk_size``. Returns ``(label, points)``
+    pairs, label = the prefix's bits (``WHOLE_GROUP`` when nothing was split), points sorted;
+    the partition depends on the set of points only, not on their order.
+    """
+    if chunk_size < 1:
+        raise ConfigError(f"retrieval/chunk_size must be at least 1, found {chunk_size}")
+    hashed = sorted((point_hash(encoded), encoded) for encoded in set(params))
+    chunks: list[tuple[str, tuple[str, ...]]] = []
+
+    def split(members: list[tuple[int, str]], prefix: str) -> None:
+        # Past the last bit only equal digests remain together: such a chunk may exceed chunk_size.
+        if len(members) <= chunk_size or len(prefix) == HASH_BITS:
+            chunks.append((prefix or WHOLE_GROUP, tuple(sorted(encoded for _, encoded in members))))
+            return
+        shift = HASH_BITS - 1 - len(prefix)
+        for bit in "01":
+            half = [member for member in members if (member[0] >> shift) & 1 == int(bit)]
+            if half:
+                split(half, prefix + bit)
+
+    if hashed:
+        split(hashed, "")
+    return chunks
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Up to ``retrieval.chunk_size`` points of one model on one collection, analyzer and query set.
+
+    One job retrieves them all (one postings read, one process) and one job evaluates them; the
+    cells' files stay where ``Cell`` puts them.
+    """
+
+    collection: str
+    analyzer: str
+    queryset: str
+    model: str
+    family: str
+    label: str  # the hash prefix shared by its points (split_by_hash)
+    params: tuple[str, ...]  # encoded points, sorted
+
+    @property
+    def run_paths(self) -> list[str]:
+        return [cell_path("runs", self.collection, self.analyzer, self.queryset, self.model, p) for p in self.params]
+
+    @property
+    def eval_paths(self) -> list[str]:
+        return [cell_path("eval", self.collection, self.analyzer, self.queryset, self.model, p) for p in self.params]
+
+    def log_path(self, kind: str) -> str:
+        """One log per chunk job (kind 'runs' or 'eval'), beside the per-cell logs of the same directory."""
+        return f"logs/{self.collection}/{kind}/{self.analyzer}/{self.queryset}/{self.model}/chunk-{self.label}.log"
+
+    def rule_name(self, step: str) -> str:
+        """Snakemake rule name of this chunk's ``step`` ('retrieve' or 'evaluate') job.
+
+        Dots between the parts; anything but letters, digits, ``_~+-`` becomes ``-``: the name
+        reaches file names (cluster job scripts refuse a ``/``) and command lines (--forcerun).
+        """
+        parts = [step, self.collection, self.analyzer, self.queryset, self.model, self.label]
+        return ".".join(re.sub(r"[^\w~+-]", "-", part, flags=re.ASCII) for part in parts)
+
+
+def all_cells(config: Mapping[str, Any]) -> list[Cell]:
+    """Every experiment's cells, each path once (experiments sharing a cell share its files)."""
+    cells: dict[str, Cell] = {}
+    for name in config["_experiments"]:
+        for cell in experiment_cells(config, name):
+            cells.setdefault(cell.run_path, cell)
+    return list(cells.values())
+
+
+def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
+    """The jobs of the run: every cell of every experiment in exactly one chunk.
+
+    Chunks are computed over the union of the experiments' cells, so a cell two experiments
+    share is produced by one job. Order: first appearance in the config, then hash prefix.
+    """
+    chunk_size = config["retrieval"]["chunk_size"]
+    groups: dict[tuple[str, str, str, str, str], list[str]] = {}
+    for cell in all_cells(config):
+        key = (cell.collection, cell.analyzer, cell.queryset, cell.model, cell.family)
+        groups.setdefault(key, []).append(cell.params)
+    chunks = [
+        Chunk(*key, label, points)
+        for key, params in groups.items()
+        for label, points in split_by_hash(params, chunk_size)
+    ]
+    named: dict[str, Chunk] = {}
+    for chunk in chunks:
+        other = named.setdefault(chunk.rule_name("retrieve"), chunk)
+        if other is not chunk:
+            raise ConfigError(
+                f"two chunks get the job name {chunk.rule_name('retrieve')!r} "
+                f"({other.collection}/{other.analyzer}/{other.queryset}/{other.model} and "
+                f"{chunk.collection}/{chunk.analyzer}/{chunk.queryset}/{chunk.model}): "
+                "rename a collection, analyzer, query set or model so they differ in letters or digits"
+            )
+    return chunks

@@ -54,55 +54,75 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     return table.to_pandas()
 
 
+class RunEvaluator:
+    """Per-query evaluation of any number of runs against one set of judgements.
+
+    The judgements are checked, restricted to the query set and handed to ir-measures once
+    (``ir_measures.evaluator``, which builds trec_eval's structures for them); each run is then
+    one ``evaluate`` call, with the values ``evaluate_run`` gives for that run alone.
+
+    The judged queries are those with qrels; with ``topic_qids`` (the query set that was run),
+    only those of the query set: qrels often cover more topics than one query set holds, and
+    scoring the others as 0 would deflate every mean.
+    """
+
+    def __init__(
+        self,
+        qrels: pd.DataFrame,
+        measure_names: Sequence[str] = DEFAULT_MEASURES,
+        topic_qids: Iterable[str] | None = None,
+    ):
+        self.measures = parse_measures(measure_names)
+        judged_all = set(qrels["qid"].astype(str))
+        if topic_qids is not None:
+            topic_qids = {str(qid) for qid in topic_qids}
+            judged_all &= topic_qids
+            if not judged_all:
+                raise ValueError(
+                    "no query of the query set has judgements: qrels ids look like "
+                    f"{sorted(set(qrels['qid'].astype(str)))[:3]}, topic ids like {sorted(topic_qids)[:3]}"
+                )
+            outside = set(qrels["qid"].astype(str)) - topic_qids
+            if outside:
+                log.warning("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
+                            len(outside), ", ".join(sorted(outside)[:5]))
+        self.judged = sorted(judged_all)
+        qrels = qrels[qrels["qid"].astype(str).isin(judged_all)]
+        qrels_frame = pd.DataFrame(
+            {
+                "query_id": qrels["qid"].astype(str),
+                "doc_id": qrels["docno"].astype(str),
+                "relevance": qrels["relevance"].astype(int),
+            }
+        )
+        self._evaluator = ir_measures.evaluator(self.measures, qrels_frame)
+
+    def evaluate(self, run: pd.DataFrame) -> pd.DataFrame:
+        """Per-query values (qid, measure, value) of one run for every judged query and measure."""
+        in_judged = run["qid"].astype(str).isin(self.judged)
+        run_frame = pd.DataFrame(
+            {
+                "query_id": run.loc[in_judged, "qid"].astype(str),
+                "doc_id": run.loc[in_judged, "docno"].astype(str),
+                "score": -run.loc[in_judged, "rank"].astype(float),
+            }
+        )
+        values = {(qid, str(measure)): 0.0 for qid in self.judged for measure in self.measures}
+        if len(run_frame):
+            for metric in self._evaluator.iter_calc(run_frame):
+                values[(str(metric.query_id), str(metric.measure))] = float(metric.value)
+        rows = [(qid, measure, value) for (qid, measure), value in values.items()]
+        return pd.DataFrame(rows, columns=["qid", "measure", "value"])
+
+
 def evaluate_run(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
     measure_names: Sequence[str] = DEFAULT_MEASURES,
     topic_qids: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """Per-query values (qid, measure, value) for every judged query and measure.
-
-    The judged queries are those with qrels; with ``topic_qids`` (the query set
-    that was run), only those of the query set: qrels often cover more topics
-    than one query set holds, and scoring the others as 0 would deflate every mean.
-    """
-    measures = parse_measures(measure_names)
-    judged_all = set(qrels["qid"].astype(str))
-    if topic_qids is not None:
-        topic_qids = {str(qid) for qid in topic_qids}
-        judged_all &= topic_qids
-        if not judged_all:
-            raise ValueError(
-                "no query of the query set has judgements: qrels ids look like "
-                f"{sorted(set(qrels['qid'].astype(str)))[:3]}, topic ids like {sorted(topic_qids)[:3]}"
-            )
-        outside = set(qrels["qid"].astype(str)) - topic_qids
-        if outside:
-            log.warning("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
-                        len(outside), ", ".join(sorted(outside)[:5]))
-    judged = sorted(judged_all)
-    qrels = qrels[qrels["qid"].astype(str).isin(judged_all)]
-    qrels_frame = pd.DataFrame(
-        {
-            "query_id": qrels["qid"].astype(str),
-            "doc_id": qrels["docno"].astype(str),
-            "relevance": qrels["relevance"].astype(int),
-        }
-    )
-    in_judged = run["qid"].astype(str).isin(judged)
-    run_frame = pd.DataFrame(
-        {
-            "query_id": run.loc[in_judged, "qid"].astype(str),
-            "doc_id": run.loc[in_judged, "docno"].astype(str),
-            "score": -run.loc[in_judged, "rank"].astype(float),
-        }
-    )
-    values = {(qid, str(measure)): 0.0 for qid in judged for measure in measures}
-    if len(run_frame):
-        for metric in ir_measures.iter_calc(measures, qrels_frame, run_frame):
-            values[(str(metric.query_id), str(metric.measure))] = float(metric.value)
-    rows = [(qid, measure, value) for (qid, measure), value in values.items()]
-    return pd.DataFrame(rows, columns=["qid", "measure", "value"])
+    """Per-query values (qid, measure, value) of one run for every judged query and measure (see RunEvaluator)."""
+    return RunEvaluator(qrels, measure_names, topic_qids).evaluate(run)
 
 
 def write_evaluation(per_query: pd.DataFrame, path: str | os.PathLike) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
-from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path
+from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -17,6 +17,8 @@ IRGRID = load_config(config, source="config/config.yaml (and --config overrides)
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
 REGISTRY = str(resolve_path(config["registry"]))
+# The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
+RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID)
 
 
 wildcard_constraints:

@@ -1,6 +1,31 @@
-# Per-query evaluation of one run with ir-measures.
+# Per-query evaluation with ir-measures, chunk by chunk: one job evaluates the runs of one
+# retrieval chunk (irgrid.config.retrieval_chunks), reading the qrels once, and writes each
+# cell's own evaluation file.
 
 
+for chunk in RETRIEVAL_CHUNKS:
+
+    rule:
+        name:
+            chunk.rule_name("evaluate")
+        input:
+            runs=chunk.run_paths,
+            qrels=f"results/{chunk.collection}/qrels.parquet",
+            topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
+        output:
+            chunk.eval_paths,
+        log:
+            chunk.log_path("eval"),
+        params:
+            measures=json.dumps(IRGRID["measures"]),
+        conda:
+            "../envs/irgrid.yaml"
+        shell:
+            "irgrid evaluate --run {input.runs:q} --qrels {input.qrels:q} --topics {input.topics:q}"
+            " --measures {params.measures:q} --out {output:q} 2> {log:q}"
+
+
+# A cell outside the config, asked for by its path (see rule retrieve).
 rule evaluate:
     input:
         run="results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.parquet",

@@ -1,6 +1,38 @@
-# One grid cell: a model at one parameter point (encoded in the path) on one query set.
+# Runs: the grid cells of every experiment, retrieved chunk by chunk.
+#
+# One rule per chunk (irgrid.config.retrieval_chunks): up to retrieval.chunk_size points of one
+# model on one collection, analyzer and query set, scored in one process from one postings read.
+# Its outputs are the cells' own run files, listed explicitly, and its points are a param, so a
+# chunk reruns when one of its files is missing or its points change, and no other chunk does.
 
 
+for chunk in RETRIEVAL_CHUNKS:
+
+    rule:
+        name:
+            chunk.rule_name("retrieve")
+        input:
+            index=f"results/{chunk.collection}/index/{chunk.analyzer}",
+            topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
+        output:
+            chunk.run_paths,
+        log:
+            chunk.log_path("runs"),
+        params:
+            family=chunk.family,
+            points=list(chunk.params),
+            depth=config["retrieval"]["depth"],
+        conda:
+            "../envs/irgrid.yaml"
+        shell:
+            "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
+            " --family {params.family} --params {params.points:q} --depth {params.depth}"
+            " --out {output:q} 2> {log:q}"
+
+
+# A cell outside the config (a model of the config at any point, asked for by its path) is one job
+# of its own. A cell of the config always comes from its chunk: Snakemake prefers a rule without
+# wildcards when two can make a file.
 rule retrieve:
     input:
         index="results/{collection}/index/{analyzer}",

@@ -1,0 +1,212 @@
+"""Grid cells grouped into jobs (irgrid.config.split_by_hash, retrieval_chunks), without Snakemake.
+
+What the workflow relies on: every cell is in exactly one chunk, no chunk holds more than
+``chunk_size`` points, the grouping depends only on the set of points (not their order, not the
+process), adding a point changes only the chunk it falls into, and cells shared by experiments
+are grouped once.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from irgrid.config import (
+    HASH_BITS,
+    WHOLE_GROUP,
+    Chunk,
+    all_cells,
+    experiment_cells,
+    load_config,
+    point_hash,
+    retrieval_chunks,
+    split_by_hash,
+)
+from irgrid.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+REGISTRY = REPO / "config" / "collections.yaml"
+
+encoded_points = st.sets(st.from_regex(r"k1~[0-9]{1,3}(\.[0-9]{1,2})?_b~0\.[0-9]{1,2}", fullmatch=True), max_size=120)
+
+
+def hash_bits(encoded: str) -> str:
+    return format(point_hash(encoded), f"0{HASH_BITS}b")
+
+
+def as_sets(chunks) -> set[tuple[str, frozenset[str]]]:
+    return {(label, frozenset(points)) for label, points in chunks}
+
+
+@settings(max_examples=200, deadline=None)
+@given(encoded_points, st.integers(1, 20))
+def test_every_point_in_exactly_one_chunk_of_at_most_chunk_size(points, chunk_size):
+    chunks = split_by_hash(points, chunk_size)
+    listed = [point for _, members in chunks for point in members]
+    assert sorted(listed) == sorted(points)
+    assert all(1 <= len(members) <= chunk_size for _, members in chunks)
+    labels = [label for label, _ in chunks]
+    assert len(set(labels)) == len(labels)
+    for label, members in chunks:
+        if label != WHOLE_GROUP:
+            # The label is the hash prefix its points share: no label is a prefix of another.
+            assert all(hash_bits(point).startswith(label) for point in members)
+            assert not any(other != label and other.startswith(label) for other in labels)
+
+
+@settings(max_examples=200, deadline=None)
+@given(encoded_points, st.integers(1, 20), st.randoms(use_true_random=False))
+def test_grouping_depends_on_the_set_of_points_only(points, chunk_size, rng):
+    shuffled = list(points) + list(points)[:3]  # another order, with repeats
+    rng.shuffle(shuffled)
+    assert split_by_hash(shuffled, chunk_size) == split_by_hash(sorted(points), chunk_size)
+
+
+@settings(max_examples=300, deadline=None)
+@given(encoded_points, st.from_regex(r"mu~[0-9]{1,5}", fullmatch=True), st.integers(1, 20))
+def test_adding_a_point_changes_only_the_chunk_it_falls_into(points, new_point, chunk_size):
+    before = split_by_hash(points, chunk_size)
+    after = split_by_hash(points | {new_point}, chunk_size)
+    new_bits = hash_bits(new_point)
+    # The chunk the new point falls into: the one whose prefix it shares (or none, when the new
+    # point's half of the trie was empty).
+    receiving = [(label, members) for label, members in before if label == WHOLE_GROUP or new_bits.startswith(label)]
+    assert len(receiving) <= 1
+    unchanged = as_sets(before) - as_sets(receiving)
+    assert unchanged <= as_sets(after)
+    # What changed holds exactly the receiving chunk's points and the new one.
+    changed = as_sets(after) - unchanged
+    assert set().union(*(members for _, members in changed)) == {new_point, *(p for _, m in receiving for p in m)}
+
+
+def test_chunk_size_one_is_one_chunk_per_point_and_a_large_one_a_single_chunk():
+    points = [f"mu~{mu}" for mu in (50, 100, 250, 500, 1000, 2000, 3000, 5000, 10000)]
+    assert sorted(members for _, members in split_by_hash(points, 1)) == sorted((p,) for p in points)
+    assert split_by_hash(points, 9) == [(WHOLE_GROUP, tuple(sorted(points)))]
+    assert split_by_hash([], 5) == []
+    with pytest.raises(ConfigError, match="chunk_size"):
+        split_by_hash(points, 0)
+
+
+def test_a_grid_larger_than_chunk_size_is_split_into_at_least_points_over_size_chunks():
+    points = [f"k1~{k1}_b~{b}" for k1 in range(1, 13) for b in range(10)]  # 120 points
+    chunks = split_by_hash(points, 50)
+    assert len(chunks) >= 3
+    assert max(len(members) for _, members in chunks) <= 50
+
+
+def test_the_grouping_is_the_same_in_another_process():
+    """A digest, not Python's per-process salted hash(): a new process must group identically."""
+    points = [f"mu~{mu}" for mu in range(100, 4000, 37)]
+    here = split_by_hash(points, 7)
+    code = "import json, sys; from irgrid.config import split_by_hash; print(json.dumps(split_by_hash(json.loads(sys.argv[1]), 7)))"
+    for seed in ("1", "2"):
+        result = subprocess.run([sys.executable, "-c", code, json.dumps(points)], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        assert [(label, tuple(members)) for label, members in json.loads(result.stdout)] == here
+
+
+# ------------------------------------------------------------------ chunks of a whole config
+
+ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
+
+
+def config_of(experiments: dict, chunk_size: int | None = None) -> dict:
+    config = {
+        "registry": str(REGISTRY),
+        "analyzers": {"porter": dict(ANALYZER), "porter_smart": {**ANALYZER, "stopwords": "smart"}},
+        "measures": ["AP", "P@10"],
+        "experiments": copy.deepcopy(experiments),
+    }
+    if chunk_size is not None:
+        config["retrieval"] = {"chunk_size": chunk_size}
+    return load_config(config)
+
+
+def experiment(collections, analyzer, models) -> dict:
+    return {"title": "t", "collections": collections, "analyzer": analyzer, "models": models,
+            "baseline": next(iter(models)), "table_measures": ["AP"]}
+
+
+BM25_WIDE = {"family": "bm25", "grid": {"k1": [round(0.2 * i, 1) for i in range(1, 21)], "b": [0.3, 0.5, 0.75]}}  # 60 points
+BM25_NARROW = {"family": "bm25", "grid": {"k1": [0.4, 0.8, 1.2, 7.5], "b": [0.75]}}  # 3 shared, 1 of its own
+QL = {"family": "ql_dirichlet", "grid": {"mu": [500, 1000]}}
+EXPERIMENTS = {
+    "wide": experiment(["adi", "cacm"], "porter", {"bm25": BM25_WIDE, "ql": QL}),
+    "narrow": experiment(["adi"], ["porter", "porter_smart"], {"bm25": BM25_NARROW}),
+}
+
+
+def test_the_default_chunk_size_comes_from_the_schema():
+    config = config_of(EXPERIMENTS)
+    assert config["retrieval"]["chunk_size"] == 50
+
+
+def test_every_cell_of_every_experiment_is_in_exactly_one_chunk():
+    config = config_of(EXPERIMENTS, chunk_size=8)
+    chunks = retrieval_chunks(config)
+    produced = [path for chunk in chunks for path in chunk.run_paths]
+    assert len(produced) == len(set(produced))
+    wanted = {cell.run_path for name in EXPERIMENTS for cell in experiment_cells(config, name)}
+    assert set(produced) == wanted
+    evaluated = [path for chunk in chunks for path in chunk.eval_paths]
+    assert set(evaluated) == {cell.eval_path for name in EXPERIMENTS for cell in experiment_cells(config, name)}
+    assert all(len(chunk.params) <= 8 for chunk in chunks)
+
+
+def test_cells_shared_by_experiments_are_grouped_once_over_their_union():
+    config = config_of(EXPERIMENTS, chunk_size=100)
+    groups = {(c.collection, c.analyzer, c.model): c for c in retrieval_chunks(config)}
+    # With room for everything, one chunk per (collection, analyzer, query set, model).
+    assert sorted(groups) == sorted([
+        ("adi", "porter", "bm25"), ("adi", "porter", "ql"), ("cacm", "porter", "bm25"), ("cacm", "porter", "ql"),
+        ("adi", "porter_smart", "bm25"),
+    ])
+    # adi/porter/bm25: the 60 wide points and narrow's one extra point (k1=7.5); its 3 others are shared.
+    adi_bm25 = groups[("adi", "porter", "bm25")]
+    assert len(adi_bm25.params) == 61
+    assert "k1~7.5_b~0.75" in adi_bm25.params and "k1~0.4_b~0.75" in adi_bm25.params
+    assert adi_bm25.family == "bm25" and adi_bm25.label == WHOLE_GROUP
+    assert len(groups[("adi", "porter_smart", "bm25")].params) == 4
+    assert len(all_cells(config)) == 61 + 2 + 60 + 2 + 4
+
+
+def test_chunk_paths_names_and_logs():
+    chunk = Chunk("adi", "porter", "text", "ql", "ql_dirichlet", "01", ("mu~1000", "mu~500"))
+    assert chunk.run_paths == ["results/adi/runs/porter/text/ql/mu~1000.parquet",
+                               "results/adi/runs/porter/text/ql/mu~500.parquet"]
+    assert chunk.eval_paths == ["results/adi/eval/porter/text/ql/mu~1000.parquet",
+                                "results/adi/eval/porter/text/ql/mu~500.parquet"]
+    assert chunk.log_path("runs") == "logs/adi/runs/porter/text/ql/chunk-01.log"
+    assert chunk.rule_name("retrieve") == "retrieve.adi.porter.text.ql.01"
+    odd = Chunk("my coll/x", "porter", "title desc", "ql", "ql_dirichlet", WHOLE_GROUP, ("mu~1",))
+    assert odd.rule_name("evaluate") == "evaluate.my-coll-x.porter.title-desc.ql.all"
+
+
+def test_two_groups_with_the_same_job_name_are_refused():
+    # "bm25.x" and "bm25-x" both become "bm25-x" in a job name.
+    models = {"bm25.x": {"family": "bm25", "grid": {"k1": [0.9]}}, "bm25-x": {"family": "bm25", "grid": {"k1": [1.2]}}}
+    config = config_of({"e": experiment(["adi"], "porter", models)})
+    with pytest.raises(ConfigError, match="bm25.x.*bm25-x|bm25-x.*bm25.x"):
+        retrieval_chunks(config)
+
+
+def test_chunk_size_must_be_a_positive_integer():
+    for bad in (0, "50"):
+        with pytest.raises(ConfigError, match="retrieval/chunk_size"):
+            config_of(EXPERIMENTS, chunk_size=bad)
+
+
+def test_points_of_a_chunk_are_listed_in_a_fixed_order():
+    points = [f"mu~{mu}" for mu in range(100, 2000, 100)]
+    random.Random(0).shuffle(points)
+    for _, members in split_by_hash(points, 4):
+        assert list(members) == sorted(members)
