@@ -109,6 +109,22 @@ def test_one_evaluator_for_several_runs_gives_each_run_its_own_values():
     assert (alone[4]["value"] == 0).all() and len(alone[4]) == 7 * len(measures)
 
 
+def test_values_are_ir_measures_values_for_the_run_as_a_data_frame():
+    """The run handed over as {qid: {docno: score}} gives what ir-measures computes from the frame itself."""
+    import ir_measures
+
+    measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000"]
+    qrels = pd.DataFrame({"query_id": RUN_QRELS["qid"], "doc_id": RUN_QRELS["docno"], "relevance": RUN_QRELS["relevance"]})
+    for run in several_runs()[:4]:
+        frame = pd.DataFrame({"query_id": run["qid"], "doc_id": run["docno"], "score": -run["rank"].astype(float)})
+        expected = {(m.query_id, str(m.measure)): m.value
+                    for m in ir_measures.iter_calc([ir_measures.parse_measure(name) for name in measures], qrels, frame)}
+        values = evaluate_run(run, RUN_QRELS, measures).set_index(["qid", "measure"])["value"]
+        for (qid, measure), value in values.items():
+            assert value == expected.get((qid, measure), 0.0), (qid, measure)
+        assert set(expected) <= set(values.index)
+
+
 def write_inputs(tmp_path):
     import pyarrow as pa
 

@@ -100,16 +100,16 @@ class RunEvaluator:
     def evaluate(self, run: pd.DataFrame) -> pd.DataFrame:
         """Per-query values (qid, measure, value) of one run for every judged query and measure."""
         in_judged = run["qid"].astype(str).isin(self.judged)
-        run_frame = pd.DataFrame(
-            {
-                "query_id": run.loc[in_judged, "qid"].astype(str),
-                "doc_id": run.loc[in_judged, "docno"].astype(str),
-                "score": -run.loc[in_judged, "rank"].astype(float),
-            }
-        )
+        # ir-measures' own input, {qid: {docno: score}}, built column-wise: handed a DataFrame it
+        # builds the same dict a row at a time, ~10x slower than pytrec_eval's evaluation itself.
+        scored: dict[str, dict[str, float]] = {}
+        for qid, docno, rank in zip(run.loc[in_judged, "qid"].astype(str).tolist(),
+                                    run.loc[in_judged, "docno"].astype(str).tolist(),
+                                    run.loc[in_judged, "rank"].astype(float).tolist()):
+            scored.setdefault(qid, {})[docno] = -rank
         values = {(qid, str(measure)): 0.0 for qid in self.judged for measure in self.measures}
-        if len(run_frame):
-            for metric in self._evaluator.iter_calc(run_frame):
+        if scored:
+            for metric in self._evaluator.iter_calc(scored):
                 values[(str(metric.query_id), str(metric.measure))] = float(metric.value)
         rows = [(qid, measure, value) for (qid, measure), value in values.items()]
         return pd.DataFrame(rows, columns=["qid", "measure", "value"])
