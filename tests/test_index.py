@@ -83,7 +83,8 @@ def test_layout(hand_index):
         "forward/part-0000.parquet",
         *(f"postings/bucket-{b:04d}.parquet" for b in range(4)),
     }
-    assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["term", "docid", "tf", "positions"]
+    assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["docid", "tf", "positions"]
+    assert pq.read_schema(hand_index / "terms.parquet").names == ["term", "df", "cf", "bucket", "start"]
     for f in ["postings/bucket-0000.parquet", "docs.parquet", "terms.parquet", "forward/part-0000.parquet"]:
         assert set(pq.ParquetFile(hand_index / f).metadata.metadata) == {b"ARROW:schema"}  # no pandas metadata
 
@@ -111,8 +112,12 @@ def test_hand_counted_statistics(hand_index):
         "cats": (1, 1),
     }
     terms = pq.read_table(hand_index / "terms.parquet")
-    assert terms.column("term").to_pylist() == ["bone", "cat", "cats", "dog", "dogs", "mat", "mats", "sat"]
+    # rows: bucket after bucket, terms sorted within each
+    expected = sorted(["bone", "cat", "cats", "dog", "dogs", "mat", "mats", "sat"], key=lambda t: (bucket_of(t, 4), t))
+    assert terms.column("term").to_pylist() == expected
+    assert terms.column("bucket").to_pylist() == [bucket_of(t, 4) for t in expected]
     assert terms.schema.field("cf").type == pa.int64()
+    assert r.vocabulary == expected
 
 
 def test_hand_counted_postings(hand_index):
@@ -145,16 +150,25 @@ def test_stats_json(hand_index):
     text = (hand_index / "stats.json").read_text()
     stats = json.loads(text)
     assert list(stats) == sorted(stats)
-    assert stats["num_buckets"] == 4 and stats["format_version"] == 1
+    assert stats["num_buckets"] == 4 and stats["format_version"] == 2
     assert Analyzer.from_dict(stats["analyzer"]) == HAND
 
 
 def test_postings_are_in_their_bucket_and_sorted(hand_index):
+    """terms.parquet's (bucket, start, df) rows of each term hold its postings, terms and docids ascending."""
+    terms = pq.read_table(hand_index / "terms.parquet").to_pylist()
     for b in range(4):
         t = pq.read_table(hand_index / f"postings/bucket-{b:04d}.parquet")
-        keys = list(zip(t.column("term").to_pylist(), t.column("docid").to_pylist()))
+        in_bucket = [row for row in terms if row["bucket"] == b]
+        assert all(bucket_of(row["term"], 4) == b for row in in_bucket)
+        term_of_row = [None] * t.num_rows
+        for row in in_bucket:
+            for i in range(row["start"], row["start"] + row["df"]):
+                assert term_of_row[i] is None
+                term_of_row[i] = row["term"]
+        assert None not in term_of_row  # every row belongs to exactly one term
+        keys = list(zip(term_of_row, t.column("docid").to_pylist()))
         assert keys == sorted(keys)
-        assert all(bucket_of(term, 4) == b for term, _ in keys)
 
 
 # ------------------------------------------------------------- determinism
@@ -171,8 +185,10 @@ def test_byte_identical_for_any_shard_count(tmp_path):
 
 def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
-    # flushing the postings buffers after every document gives the same index
-    monkeypatch.setattr(build_mod, "RUN_POSTINGS", 1)
+    # a run per document, and a word table that must grow many times, give the same index
+    monkeypatch.setattr(build_mod, "RUN_TOKENS", 1)
+    monkeypatch.setattr(build_mod, "READ_BATCH_ROWS", 1)
+    monkeypatch.setattr(build_mod._Vocabulary, "INITIAL_SLOTS", 2)
     assert file_hashes(build(DOCS, tmp_path, "runs", num_shards=2)) == ref
     monkeypatch.undo()
     # default: a local pool of processes
@@ -182,8 +198,9 @@ def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
 def test_distributed_cluster_gives_same_bytes(tmp_path):
     distributed = pytest.importorskip("distributed")
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    # a scheduler and two worker processes on loopback, as on a cluster (one machine here)
     with distributed.LocalCluster(
-        processes=False, n_workers=2, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
+        processes=True, n_workers=2, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
         dashboard_address=None,
     ) as cluster, distributed.Client(cluster) as client:
         out = build(DOCS, tmp_path, "dist", num_shards=3, scheduler=client)
@@ -247,11 +264,13 @@ def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
         return real(path, *args, **kwargs)
 
     r = IndexReader(hand_index)
+    r.term_stats(["cat"])  # the term dictionary is loaded once
     monkeypatch.setattr(reader_mod.pq, "read_table", spy)
+    real_file = reader_mod.pq.ParquetFile
+    monkeypatch.setattr(reader_mod.pq, "ParquetFile", lambda path, *a, **k: (spy(path) and None) or real_file(path, *a, **k))
     r.postings(["cat", "bone"])
     expected = {f"bucket-{bucket_of(t, 4):04d}.parquet" for t in ("cat", "bone")}
     assert set(opened) == expected and len(opened) == len(expected)
-    assert "terms.parquet" not in opened
 
 
 def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
@@ -262,12 +281,14 @@ def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
     meta = pq.ParquetFile(path).metadata
     assert meta.num_row_groups > 10
     assert all(meta.row_group(i).num_rows <= 2 for i in range(meta.num_row_groups))
-    assert meta.row_group(0).column(0).statistics.has_min_max
-    fragment = next(ds.dataset(path).get_fragments())
-    kept = fragment.split_by_row_group(filter=ds.field("term").isin(["w7"]))
-    assert 1 <= len(kept) <= 3  # w7 is in docs 3..7: 5 rows in 3 row groups at most
-    p = IndexReader(out).postings(["w7"])["w7"]
+    read_groups = []
+    real = pq.ParquetFile.read_row_groups
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups",
+                        lambda self, groups, *a, **k: read_groups.append(list(groups)) or real(self, groups, *a, **k))
+    p = IndexReader(out).postings(["w7"], positions=True)["w7"]
     assert p.docids.tolist() == [3, 4, 5, 6, 7]
+    assert [x.tolist() for x in p.positions] == [[4], [3], [2], [1], [0]]
+    assert len(read_groups) == 1 and 1 <= len(read_groups[0]) <= 3  # w7's 5 rows span 3 row groups at most
 
 
 # ------------------------------------------------------------------ failures
@@ -336,3 +357,40 @@ def test_shard_errors_survive_pickling():
     err = build_mod.ShardFormatError("p.parquet", 3, "x", "y")
     again = pickle.loads(pickle.dumps(err))
     assert isinstance(again, InputFormatError) and str(again) == str(err)
+
+
+# The build analyses each distinct whitespace-separated word once and concatenates;
+# that equals analysing the whole text because no token spans whitespace.  Checked
+# here on arbitrary text: Unicode whitespace, marks, apostrophes, ideographs...
+TEXT_ALPHABET = st.sampled_from(list(
+    "abcXYZ019 \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2000\u2028\u3000\u200b"
+    "'\u2019.,;:_-!/\u0301\u0308\u200d\u00e9\u00df\u0130\u03a9\u6f22\u5b57\u3042\U0001F600"
+))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(TEXT_ALPHABET, max_size=40), min_size=1, max_size=6),
+    stemmer=st.sampled_from(["none", "porter"]),
+    stopwords=st.sampled_from(["none", "lucene"]),
+    tokenizer=st.sampled_from(["lucene", "alnum"]),
+)
+def test_word_by_word_analysis_equals_whole_text_analysis(texts, stemmer, stopwords, tokenizer):
+    from irgrid.index.kernels import expand_tokens
+
+    analyzer = Analyzer(tokenizer=tokenizer, stemmer=stemmer, stopwords=stopwords)
+    vocabulary = build_mod._Vocabulary(analyzer, 3)
+    vocabulary.table = np.zeros((4, 3), np.uint64)  # grows while the words arrive
+    word_doc_offsets, word_ids = vocabulary.word_ids(pa.array(texts, pa.string()))
+    terms, docids, positions, lengths, unique = expand_tokens(
+        word_doc_offsets, word_ids, vocabulary.word_info, vocabulary.kept_terms, vocabulary.kept_rel, 0,
+        np.full(len(vocabulary.terms), -1, np.int32),
+    )
+    strings = vocabulary.terms.to_pylist()
+    for d, text in enumerate(texts):
+        expected_terms, expected_positions = analyzer.analyze_with_positions(text)
+        rows = docids == d
+        assert [strings[t] for t in terms[rows]] == expected_terms, text
+        assert positions[rows].tolist() == expected_positions, text
+        assert lengths[d] == len(expected_terms)
+        assert unique[d] == len(set(expected_terms))

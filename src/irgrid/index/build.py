@@ -41,22 +41,25 @@ import secrets
 import shutil
 import time
 import sys
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
+from irgrid.analysis.stem import get_stemmer
+from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
 from irgrid.errors import ConfigError, InputFormatError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 POSTINGS_SCHEMA = pa.schema(
     [
-        pa.field("term", pa.string(), nullable=False),
         pa.field("docid", pa.int32(), nullable=False),
         pa.field("tf", pa.int32(), nullable=False),
         pa.field("positions", pa.list_(pa.int32()), nullable=False),
@@ -65,7 +68,7 @@ POSTINGS_SCHEMA = pa.schema(
 FORWARD_SCHEMA = pa.schema(
     [
         pa.field("docid", pa.int32(), nullable=False),
-        pa.field("terms", pa.list_(pa.string()), nullable=False),
+        pa.field("terms", pa.list_(pa.int32()), nullable=False),  # term ids: rows of terms.parquet
     ]
 )
 DOCS_SCHEMA = pa.schema(
@@ -81,6 +84,8 @@ TERMS_SCHEMA = pa.schema(
         pa.field("term", pa.string(), nullable=False),
         pa.field("df", pa.int32(), nullable=False),
         pa.field("cf", pa.int64(), nullable=False),
+        pa.field("bucket", pa.int32(), nullable=False),  # postings/bucket-XXXX.parquet holding the term
+        pa.field("start", pa.int64(), nullable=False),   # its first row there; df rows follow
     ]
 )
 
@@ -92,9 +97,17 @@ FORWARD_PART_DOCS = 65536
 FORWARD_ROW_GROUP = 4096
 TERMS_ROW_GROUP = 65536
 DOCS_ROW_GROUP = 1 << 20
-#: a shard task flushes its postings buffers to disk after this many postings
-RUN_POSTINGS = 2_000_000
-READ_BATCH_ROWS = 1024
+#: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
+RUN_TOKENS = 4_000_000
+READ_BATCH_ROWS = 8192
+BYTES_PER_WORD = 6
+#: with ``num_buckets=None``, one postings bucket per this many tokens (estimated), at least
+#: MIN_BUCKETS: a bucket task holds its tokens in memory (~40 bytes each while sorting), so
+#: a collection ten times larger gets ten times the buckets, not ten times the memory.
+TOKENS_PER_BUCKET = 4_000_000
+MIN_BUCKETS = 16
+#: documents read from the start of the collection to estimate its number of tokens
+SAMPLE_DOCS = 2000
 
 LOCAL_SCHEDULERS = ("processes", "threads", "sync", "synchronous", "single-threaded")
 
@@ -111,8 +124,13 @@ def bucket_of(term: str, num_buckets: int) -> int:
     return zlib.crc32(term.encode("utf-8")) % num_buckets
 
 
-def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None) -> None:
-    """Write ``table`` so that equal tables give equal bytes."""
+def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None,
+                  dictionary_columns: list[str] | bool = True) -> None:
+    """Write ``table`` so that equal tables give equal bytes.
+
+    ``dictionary_columns``: the columns worth dictionary-encoding (repeated
+    values); docids and positions are not, and hashing them costs build time.
+    """
     table = table.replace_schema_metadata(None).combine_chunks()
     pq.write_table(
         table,
@@ -120,7 +138,7 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int,
         row_group_size=row_group_size,
         compression="zstd",
         compression_level=3,
-        use_dictionary=True,
+        use_dictionary=dictionary_columns,
         write_statistics=True,
         store_schema=True,
         sorting_columns=sorting_columns,
@@ -160,53 +178,204 @@ def list_shards(docs_dir: str | os.PathLike) -> list[tuple[Path, int]]:
     return shards
 
 
+def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
+    """Buckets for about ``TOKENS_PER_BUCKET`` tokens each, at least ``MIN_BUCKETS``.
+
+    The tokens are estimated from the whitespace-separated words of the first
+    ``SAMPLE_DOCS`` documents of the collection (whatever its sharding, so the
+    same collection gets the same buckets, hence the same index bytes).
+    """
+    num_docs = sum(rows for _, rows in shards)
+    sampled_docs = sampled_words = 0
+    for path, _ in shards:
+        for _, _, texts in _iter_batches(str(path), batch_rows=SAMPLE_DOCS - sampled_docs):
+            counts = pc.list_value_length(pc.utf8_split_whitespace(pc.fill_null(texts, "")))
+            sampled_words += pc.sum(counts).as_py() or 0
+            sampled_docs += len(texts)
+            break
+        if sampled_docs >= SAMPLE_DOCS:
+            break
+    if not sampled_docs:
+        return MIN_BUCKETS
+    estimated_tokens = num_docs * sampled_words / sampled_docs
+    return max(MIN_BUCKETS, int(-(-estimated_tokens // TOKENS_PER_BUCKET)))
+
+
 # ---------------------------------------------------------------------- tasks
 
 
-def _postings_piece(terms, docids, tfs, pos_values, pos_offsets) -> pa.Table:
-    positions = pa.ListArray.from_arrays(
-        pa.array(pos_offsets, type=pa.int32()), pa.array(pos_values, type=pa.int32())
-    )
-    return pa.Table.from_arrays(
-        [
-            pa.array(terms, type=pa.string()),
-            pa.array(docids, type=pa.int32()),
-            pa.array(tfs, type=pa.int32()),
-            positions,
-        ],
-        schema=POSTINGS_SCHEMA,
-    )
+#: words whose analysis is vectorised: for both tokenizers an ASCII alphanumeric word
+#: (at most the maximum token length) is exactly one token, itself.
+_SIMPLE_WORD = r"^[A-Za-z0-9]{1,255}$"
 
 
-def _forward_piece(docids, terms, offsets) -> pa.Table:
-    return pa.Table.from_arrays(
-        [
-            pa.array(docids, type=pa.int32()),
-            pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), pa.array(terms, type=pa.string())),
-        ],
-        schema=FORWARD_SCHEMA,
-    )
+class _Vocabulary:
+    """The words and terms one worker has seen, with ids that only grow.
+
+    Whitespace is never part of a token, so a text's terms are the concatenation
+    of its words' terms (positions offset by the tokens of the words before):
+    each distinct word is analysed once per worker, whatever the number of
+    shards it indexes.  Words are split and looked up in a numba hash table
+    (:func:`irgrid.index.kernels.lookup_words`); the new ones are analysed
+    vectorised when simple, through the Python analyzer otherwise.  Per word
+    id: the number of tokens (stop words included: they take a position) and
+    the kept terms with their offsets in the word.
+    """
+
+    MAX_WORDS = 8_000_000  # beyond this many words the next shard starts afresh: bounded memory
+    INITIAL_SLOTS = 1 << 20
+    MAX_LOAD = 0.5
+
+    def __init__(self, analyzer: Analyzer, num_buckets: int):
+        self.analyzer = analyzer
+        self.num_buckets = num_buckets
+        self.stop_words = pa.array(sorted(analyzer.stopword_set), pa.string())
+        self.num_words = 0
+        self.table = np.zeros((self.INITIAL_SLOTS, 3), np.uint64)
+        self.word_info = np.zeros((0, 5), np.int32)  # rows: see irgrid.index.kernels.FIRST_TERM...
+        self.kept_terms = np.zeros(0, np.int32)     # all kept terms of the words, word after word
+        self.kept_rel = np.zeros(0, np.int32)
+        self.terms = pa.array([], pa.string())
+        self.term_buckets = np.zeros(0, np.int32)
+
+    def term_ids(self, terms: pa.Array) -> np.ndarray:
+        found = pc.index_in(terms, value_set=self.terms)
+        if found.null_count:
+            new = pc.unique(terms.filter(pc.is_null(found)))
+            nb = self.num_buckets
+            crc32 = zlib.crc32
+            buckets = [crc32(t.encode("utf-8")) % nb for t in new.to_pylist()]
+            self.term_buckets = np.concatenate([self.term_buckets, np.asarray(buckets, dtype=np.int32)])
+            old = len(self.terms)
+            self.terms = pa.concat_arrays([self.terms, new])
+            found = pc.coalesce(found, pc.add(pc.index_in(terms, value_set=new), old))
+        return found.to_numpy(zero_copy_only=False).astype(np.int32)
+
+    def _analyse(self, new_words: pa.Array) -> None:
+        """Append the analysis of ``new_words`` (the next word ids, in order)."""
+        analyzer = self.analyzer
+        n = len(new_words)
+        simple_mask = pc.match_substring_regex(new_words, _SIMPLE_WORD).to_numpy(zero_copy_only=False)
+        simple_rows = np.flatnonzero(simple_mask)
+        other_rows = np.flatnonzero(~simple_mask)
+        simple = new_words.take(pa.array(simple_rows))
+        lowered = pc.utf8_lower(simple) if analyzer.lowercase else simple
+        keep = ~pc.is_in(lowered, value_set=self.stop_words).to_numpy(zero_copy_only=False)
+        kept = lowered.filter(pa.array(keep))
+        if analyzer.stemmer != "none":
+            stem = get_stemmer(analyzer.stemmer)
+            kept = pa.array([stem(w) for w in kept.to_pylist()], pa.string())
+        ntokens = np.ones(n, np.int32)
+        nkept = np.zeros(n, np.int64)
+        nkept[simple_rows] = keep
+        other_terms: list[str] = []
+        other_rel: list[int] = []
+        for row, word in zip(other_rows.tolist(), new_words.take(pa.array(other_rows)).to_pylist()):
+            terms, positions = analyzer.analyze_with_positions(word)
+            ntokens[row] = len(analyzer.tokens(word))
+            nkept[row] = len(terms)
+            other_terms.extend(terms)
+            other_rel.extend(positions)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(nkept, out=offsets[1:])
+        kept_terms = np.empty(offsets[-1], np.int32)
+        kept_rel = np.zeros(offsets[-1], np.int32)
+        ids = self.term_ids(pa.concat_arrays([kept, pa.array(other_terms, pa.string())]))
+        kept_terms[offsets[simple_rows[keep]]] = ids[: len(kept)]
+        if len(other_rows):
+            other_slots = np.repeat(offsets[other_rows], nkept[other_rows])
+            other_slots += np.arange(len(other_slots)) - np.repeat(
+                np.concatenate([[0], np.cumsum(nkept[other_rows])[:-1]]), nkept[other_rows])
+            kept_terms[other_slots] = ids[len(kept):]
+            kept_rel[other_slots] = other_rel
+        info = np.zeros((n, 5), np.int32)
+        has_terms = nkept > 0
+        info[:, FIRST_TERM] = np.where(has_terms, kept_terms[np.minimum(offsets[:-1], max(len(kept_terms) - 1, 0))]
+                                       if len(kept_terms) else -1, -1)
+        info[:, FIRST_REL] = np.where(has_terms, kept_rel[np.minimum(offsets[:-1], max(len(kept_rel) - 1, 0))]
+                                      if len(kept_rel) else 0, 0)
+        info[:, NUM_TOKENS] = ntokens
+        info[:, MORE_COUNT] = np.maximum(nkept - 1, 0)
+        info[:, MORE_START] = len(self.kept_terms) + offsets[:-1] + 1
+        self.word_info = np.concatenate([self.word_info, info])
+        self.kept_terms = np.concatenate([self.kept_terms, kept_terms])
+        self.kept_rel = np.concatenate([self.kept_rel, kept_rel])
+
+    def word_ids(self, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """``(word_doc_offsets, word_ids)`` of a run of texts, analysing the words new to the worker."""
+        from .kernels import gather_bytes, lookup_words, rehash
+
+        texts = texts.cast(pa.large_string()) if pa.types.is_string(texts.type) else texts
+        buffers = texts.buffers()
+        doc_offsets = np.frombuffer(buffers[1], np.int64)[texts.offset: texts.offset + len(texts) + 1]
+        data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+        max_doc_bytes = int(np.diff(doc_offsets).max()) if len(texts) else 0
+        word_bound = int((doc_offsets[-1] - doc_offsets[0]) // 2 + len(texts)) if len(texts) else 0
+        word_ids = np.empty(word_bound, np.int32)
+        word_doc_offsets = np.zeros(len(texts) + 1, np.int64)
+        first_doc = 0
+        doc_words = max_doc_bytes // 2 + 1  # the most words one document can add
+        while first_doc < len(texts):
+            # The kernel checks the load between documents: the table must hold a whole
+            # document's words beyond the load limit, or probing would find no free slot.
+            while len(self.table) * self.MAX_LOAD < self.num_words + 2 * doc_words:
+                self.table = rehash(self.table, 2 * len(self.table))
+            max_load = int(len(self.table) * self.MAX_LOAD)
+            room = max(max_load - self.num_words, 0) + doc_words
+            new_starts = np.empty(room, np.int64)
+            new_ends = np.empty(room, np.int64)
+            first_doc, self.num_words, num_new = lookup_words(
+                data, doc_offsets, first_doc, self.table, self.num_words, max_load,
+                word_ids, word_doc_offsets, new_starts, new_ends,
+            )
+            if num_new:
+                chars, char_offsets = gather_bytes(data, new_starts[:num_new], new_ends[:num_new])
+                self._analyse(pa.StringArray.from_buffers(num_new, pa.py_buffer(char_offsets), pa.py_buffer(chars)))
+        return word_doc_offsets, word_ids[: word_doc_offsets[-1]]
 
 
-def _iter_shard(path: str):
-    """``(docno, text)`` rows of a shard; a read failure becomes a :class:`ShardFormatError`."""
+_VOCABULARIES = threading.local()  # one per worker thread: tasks of the threads scheduler run concurrently
+
+
+def _worker_vocabulary(analyzer: Analyzer, num_buckets: int) -> _Vocabulary:
+    vocabulary = getattr(_VOCABULARIES, "current", None)
+    if (vocabulary is None or vocabulary.analyzer != analyzer or vocabulary.num_buckets != num_buckets
+            or vocabulary.num_words > _Vocabulary.MAX_WORDS):
+        vocabulary = _VOCABULARIES.current = _Vocabulary(analyzer, num_buckets)
+    return vocabulary
+
+
+def _iter_batches(path: str, batch_rows: int | None = None):
+    """``(first_row, docno, text)`` record batches of a shard; a read failure becomes a :class:`ShardFormatError`."""
     row = 0
     try:
         pf = pq.ParquetFile(path)
-        batches = pf.iter_batches(batch_size=READ_BATCH_ROWS, columns=["docno", "text"])
-        for batch in batches:
-            docnos = batch.column(0).to_pylist()
-            texts = batch.column(1).to_pylist()
-            # errors of the consumer are raised in its own frame, not here, so
-            # only reading errors are caught below
-            for pair in zip(docnos, texts):
-                row += 1
-                yield pair
+        for batch in pf.iter_batches(batch_size=batch_rows or READ_BATCH_ROWS, columns=["docno", "text"]):
+            yield row, batch.column(0), batch.column(1)
+            row += batch.num_rows
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, InputFormatError):
             raise
         raise ShardFormatError(path, row + 1, "a readable Parquet document shard",
                                f"{type(exc).__name__}: {exc}") from exc
+
+
+def _check_docnos(path: str, first_row: int, docnos: pa.Array) -> None:
+    bad = pc.or_kleene(pc.is_null(docnos), pc.equal(pc.binary_length(docnos), 0))
+    if pc.any(bad).as_py():
+        i = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+        raise ShardFormatError(path, first_row + i + 1, "a non-empty docno (rows counted from 1)",
+                               repr(docnos[i].as_py()))
+
+
+def _save_arrays(path: Path, **arrays: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def _load_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
 
 
 def analyze_shard(
@@ -217,110 +386,102 @@ def analyze_shard(
     analyzer: Analyzer,
     num_buckets: int,
     forward_part_docs: int = FORWARD_PART_DOCS,
-    run_postings: int = RUN_POSTINGS,
+    run_tokens: int | None = None,
 ) -> dict[str, int]:
-    """Analyse one document shard and write its postings / forward / docs pieces."""
+    """Analyse one document shard and write its token / forward / vocabulary / docs pieces.
+
+    Documents are taken in runs of about ``run_tokens`` words; each run's tokens
+    are written per postings bucket as ``(term, docid, position)`` arrays in
+    document order, with the worker's term ids, which the shard's vocabulary
+    pieces map to strings.
+    """
+    from .kernels import counting_sort, expand_tokens
+
+    run_tokens = RUN_TOKENS if run_tokens is None else run_tokens
     pieces = Path(tmp) / "pieces"
-    analyze = analyzer.analyze_with_positions
-    bucket_cache: dict[str, int] = {}
-    crc32 = zlib.crc32
-    nb = num_buckets
+    vocabulary = _worker_vocabulary(analyzer, num_buckets)
+    seen = {"last_doc": np.full(max(len(vocabulary.terms), 1024), -1, dtype=np.int32)}
+    forward = {"docids": [], "lengths": [], "terms": []}
+    doc_tables: list[pa.Table] = []
+    totals = {"docs": 0, "tokens": 0, "postings": 0, "runs": 0}
 
-    def new_buffers():
-        return ([[] for _ in range(nb)], [[] for _ in range(nb)], [[] for _ in range(nb)],
-                [[] for _ in range(nb)], [[0] for _ in range(nb)])
+    def index_run(docnos: list[pa.Array], texts: list[pa.Array]) -> None:
+        docid = offset + totals["docs"]
+        word_doc_offsets, word_ids = vocabulary.word_ids(pa.concat_arrays(texts))
+        if len(vocabulary.terms) > len(seen["last_doc"]):
+            grown = np.full(2 * len(vocabulary.terms), -1, dtype=np.int32)
+            grown[: len(seen["last_doc"])] = seen["last_doc"]
+            seen["last_doc"] = grown
+        terms, docids, positions, lengths, unique_terms = expand_tokens(
+            word_doc_offsets, word_ids, vocabulary.word_info, vocabulary.kept_terms, vocabulary.kept_rel,
+            docid, seen["last_doc"],
+        )
+        order, starts = counting_sort(vocabulary.term_buckets[terms], num_buckets)
+        for b in range(num_buckets):
+            if starts[b] < starts[b + 1]:
+                rows = order[starts[b]:starts[b + 1]]
+                _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{totals['runs']:04d}.npz",
+                             terms=terms[rows], docids=docids[rows], positions=positions[rows])
+        n = len(lengths)
+        forward["docids"].append(np.arange(docid, docid + n, dtype=np.int32))
+        forward["lengths"].append(lengths)
+        forward["terms"].append(terms)
+        doc_tables.append(pa.Table.from_arrays(
+            [pa.array(forward["docids"][-1]), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
+             pa.array(unique_terms)],
+            schema=DOCS_SCHEMA,
+        ))
+        totals["docs"] += n
+        totals["tokens"] += len(terms)
+        totals["postings"] += int(unique_terms.sum())
+        totals["runs"] += 1
 
-    b_terms, b_docids, b_tfs, b_pos, b_offs = new_buffers()
-    buffered = 0
-    run = 0
-    total_postings = 0
+    # runs of about run_tokens words, estimated at one per BYTES_PER_WORD bytes of text
+    pending_docnos: list[pa.Array] = []
+    pending_texts: list[pa.Array] = []
+    pending = 0
+    for first_row, docnos, texts in _iter_batches(path):
+        _check_docnos(path, first_row, docnos)
+        texts = pc.fill_null(texts, "")
+        pending_docnos.append(docnos)
+        pending_texts.append(texts)
+        pending += pc.sum(pc.binary_length(texts)).as_py() or 0
+        if pending >= run_tokens * BYTES_PER_WORD:
+            index_run(pending_docnos, pending_texts)
+            pending_docnos, pending_texts, pending = [], [], 0
+    if pending_docnos:
+        index_run(pending_docnos, pending_texts)
 
-    def flush_postings():
-        nonlocal b_terms, b_docids, b_tfs, b_pos, b_offs, buffered, run
-        for b in range(nb):
-            if b_terms[b]:
-                table = _postings_piece(b_terms[b], b_docids[b], b_tfs[b], b_pos[b], b_offs[b])
-                pq.write_table(table, pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{run:04d}.parquet",
-                               compression="none")
-        b_terms, b_docids, b_tfs, b_pos, b_offs = new_buffers()
-        buffered = 0
-        run += 1
-
-    f_part = None
-    f_docids: list[int] = []
-    f_terms: list[str] = []
-    f_offs: list[int] = [0]
-
-    def flush_forward():
-        nonlocal f_docids, f_terms, f_offs
-        if f_docids:
-            pq.write_table(_forward_piece(f_docids, f_terms, f_offs),
-                           pieces / f"forward-{f_part:04d}" / f"shard-{shard:06d}.parquet", compression="none")
-        f_docids, f_terms, f_offs = [], [], [0]
-
-    d_docids: list[int] = []
-    d_docnos: list[str] = []
-    d_lengths: list[int] = []
-    d_unique: list[int] = []
-
-    docid = offset
-    row = 0
-    for docno, text in _iter_shard(path):
-        row += 1
-        if docno is None or docno == "":
-            raise ShardFormatError(path, row, "a non-empty docno (rows counted from 1)", repr(docno))
-        terms, positions = analyze(text or "")
-        occ: dict[str, list[int]] = {}
-        for t, p in zip(terms, positions):
-            lst = occ.get(t)
-            if lst is None:
-                occ[t] = [p]
-            else:
-                lst.append(p)
-        for t, ps in occ.items():
-            b = bucket_cache.get(t)
-            if b is None:
-                b = bucket_cache[t] = crc32(t.encode("utf-8")) % nb
-            b_terms[b].append(t)
-            b_docids[b].append(docid)
-            b_tfs[b].append(len(ps))
-            pos = b_pos[b]
-            pos.extend(ps)
-            b_offs[b].append(len(pos))
-        buffered += len(occ)
-        total_postings += len(occ)
-
-        part = docid // forward_part_docs
-        if part != f_part:
-            flush_forward()
-            f_part = part
-        f_docids.append(docid)
-        f_terms.extend(terms)
-        f_offs.append(len(f_terms))
-
-        d_docids.append(docid)
-        d_docnos.append(docno)
-        d_lengths.append(len(terms))
-        d_unique.append(len(occ))
-        docid += 1
-        if buffered >= run_postings:
-            flush_postings()
-            if len(bucket_cache) > 4 * run_postings:
-                bucket_cache.clear()
-    if buffered:
-        flush_postings()
-    flush_forward()
-    docs = pa.Table.from_arrays(
-        [
-            pa.array(d_docids, type=pa.int32()),
-            pa.array(d_docnos, type=pa.string()),
-            pa.array(d_lengths, type=pa.int32()),
-            pa.array(d_unique, type=pa.int32()),
-        ],
-        schema=DOCS_SCHEMA,
-    )
+    # forward pieces, split at the fixed forward-part boundaries
+    if forward["docids"]:
+        f_docids = np.concatenate(forward["docids"])
+        f_terms = np.concatenate(forward["terms"])
+        f_offsets = np.zeros(len(f_docids) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(forward["lengths"]), out=f_offsets[1:])
+        parts = f_docids // forward_part_docs
+        for part in np.unique(parts).tolist():
+            rows = np.flatnonzero(parts == part)
+            lo, hi = rows[0], rows[-1] + 1
+            _save_arrays(pieces / f"forward-{part:04d}" / f"shard-{shard:06d}.npz",
+                         docids=f_docids[lo:hi], offsets=f_offsets[lo:hi + 1] - f_offsets[lo],
+                         terms=f_terms[f_offsets[lo]:f_offsets[hi]])
+    # The shard's vocabulary (the terms it uses, with this worker's ids): whole, for the
+    # forward index, and per bucket, for the postings.
+    used = np.flatnonzero(seen["last_doc"][: len(vocabulary.terms)] >= 0).astype(np.int32)
+    used_terms = vocabulary.terms.take(pa.array(used))
+    pq.write_table(pa.table({"local_id": pa.array(used), "term": used_terms}),
+                   pieces / "vocabulary" / f"shard-{shard:06d}.parquet", compression="none")
+    order, starts = counting_sort(vocabulary.term_buckets[used], num_buckets)
+    for b in range(num_buckets):
+        rows = order[starts[b]:starts[b + 1]]
+        if len(rows):
+            pq.write_table(
+                pa.table({"local_id": pa.array(used[rows]), "term": used_terms.take(pa.array(rows))}),
+                pieces / f"bucket-{b:04d}" / f"vocabulary-{shard:06d}.parquet", compression="none",
+            )
+    docs = pa.concat_tables(doc_tables) if doc_tables else DOCS_SCHEMA.empty_table()
     pq.write_table(docs, pieces / "docs" / f"shard-{shard:06d}.parquet", compression="none")
-    return {"shard": shard, "docs": docid - offset, "postings": total_postings}
+    return {"shard": shard, "docs": totals["docs"], "tokens": totals["tokens"], "postings": totals["postings"]}
 
 
 def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
@@ -331,44 +492,110 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
 
 
 def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
-    """Sort the pieces of one bucket into ``postings/bucket-XXXX.parquet`` and its term statistics."""
+    """Sort the token pieces of one bucket into ``postings/bucket-XXXX.parquet`` and its term statistics."""
+    from .kernels import counting_sort, group_postings
+
     tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
-    table = _read_pieces(piece_dir, POSTINGS_SCHEMA)
-    order = pc.sort_indices(table, sort_keys=[("term", "ascending"), ("docid", "ascending")])
-    table = table.take(order)
+    # the bucket's terms, sorted, and each shard's local id -> bucket term index
+    vocab_files = sorted(piece_dir.glob("vocabulary-*.parquet"))
+    shard_vocabularies = {int(f.stem.rsplit("-", 1)[1]): pq.read_table(f) for f in vocab_files}
+    if shard_vocabularies:
+        all_terms = pa.concat_arrays([t.column("term").combine_chunks() for t in shard_vocabularies.values()])
+        distinct = pc.unique(all_terms)
+        bucket_terms = distinct.take(pc.sort_indices(distinct))
+    else:
+        bucket_terms = pa.array([], pa.string())
+    lookup = {}
+    for shard, table in shard_vocabularies.items():
+        local = table.column("local_id").to_numpy()
+        lut = np.full(int(local.max()) + 1 if len(local) else 0, -1, dtype=np.int32)
+        lut[local] = pc.index_in(table.column("term"), value_set=bucket_terms).to_numpy().astype(np.int32)
+        lookup[shard] = lut
+        # for the forward index: the shard's local ids -> index among the bucket's terms
+        _save_arrays(tmp_path / "pieces" / "term-ids" / f"shard-{shard:06d}-bucket-{bucket:04d}.npz",
+                     local_ids=local.astype(np.int32), bucket_index=lut[local])
+    terms, docids, positions = [], [], []
+    for f in sorted(piece_dir.glob("shard-*-run-*.npz")):  # (shard, run) order = docid order
+        arrays = _load_arrays(f)
+        terms.append(lookup[int(f.name.split("-")[1])][arrays["terms"]])
+        docids.append(arrays["docids"])
+        positions.append(arrays["positions"])
+    num_terms = len(bucket_terms)
+    if terms:
+        terms, docids, positions = np.concatenate(terms), np.concatenate(docids), np.concatenate(positions)
+        order, _ = counting_sort(terms, num_terms)  # stable: (term, docid, position) order
+        terms, docids, positions = terms[order], docids[order], positions[order]
+        del order
+    else:
+        terms = docids = positions = np.zeros(0, dtype=np.int32)
+    starts = group_postings(terms, docids)
+    first = starts[:-1]
+    posting_terms = terms[first]
+    # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
+    # writing a repeated string column costs more than the rest of the bucket together.
+    table = pa.Table.from_arrays(
+        [
+            pa.array(docids[first], pa.int32()),
+            pa.array(np.diff(starts).astype(np.int32)),
+            pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), pa.array(positions, pa.int32())),
+        ],
+        schema=POSTINGS_SCHEMA,
+    )
     write_parquet(
         table,
         tmp_path / "postings" / f"bucket-{bucket:04d}.parquet",
         POSTINGS_ROW_GROUP,
-        sorting_columns=[pq.SortingColumn(0), pq.SortingColumn(1)],
+        dictionary_columns=False,
     )
-    stats = table.select(["term", "tf"]).group_by("term", use_threads=False).aggregate(
-        [("tf", "count"), ("tf", "sum")]
-    )
-    terms = pa.Table.from_arrays(
-        [
-            stats.column("term"),
-            pc.cast(stats.column("tf_count"), pa.int32()),
-            pc.cast(stats.column("tf_sum"), pa.int64()),
-        ],
+    df = np.bincount(posting_terms, minlength=num_terms).astype(np.int32)
+    cf = np.bincount(terms, minlength=num_terms).astype(np.int64)
+    start = np.zeros(num_terms, dtype=np.int64)
+    np.cumsum(df[:-1], out=start[1:])
+    stats = pa.Table.from_arrays(
+        [bucket_terms, pa.array(df), pa.array(cf), pa.array(np.full(num_terms, bucket, np.int32)), pa.array(start)],
         schema=TERMS_SCHEMA,
     )
-    pq.write_table(terms, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
+    pq.write_table(stats, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
     rows = table.num_rows
-    del table
+    del table, terms, docids, positions
     shutil.rmtree(piece_dir, ignore_errors=True)
-    return {"bucket": bucket, "postings": rows, "terms": terms.num_rows}
+    return {"bucket": bucket, "postings": rows, "terms": num_terms}
 
 
-def merge_forward(part: int, tmp: str, shard_results: list) -> int:
-    """Write ``forward/part-XXXX.parquet`` from the pieces of the shards overlapping it."""
+def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=None) -> int:
+    """Write ``forward/part-XXXX.parquet`` (global term ids) from the pieces of the shards overlapping it."""
     tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"forward-{part:04d}"
-    table = _read_pieces(piece_dir, FORWARD_SCHEMA)
-    table = table.take(pc.sort_indices(table, sort_keys=[("docid", "ascending")]))
+    # a term's id is its row in terms.parquet, where the buckets' terms follow each other
+    bucket_counts = {b["bucket"]: b["terms"] for b in bucket_results}
+    bucket_first_id = np.zeros(len(bucket_counts) + 1, dtype=np.int64)
+    np.cumsum([bucket_counts[b] for b in range(len(bucket_counts))], out=bucket_first_id[1:])
+    docids, offsets, terms = [], [np.zeros(1, dtype=np.int64)], []
+    base = 0
+    for f in sorted(piece_dir.glob("shard-*.npz")):  # shard order = docid order
+        shard = int(f.stem.split("-")[1])
+        arrays = _load_arrays(f)
+        global_ids = np.full(int(arrays["terms"].max()) + 1 if len(arrays["terms"]) else 0, -1, dtype=np.int32)
+        for ids_file in sorted((tmp_path / "pieces" / "term-ids").glob(f"shard-{shard:06d}-bucket-*.npz")):
+            bucket = int(ids_file.stem.rsplit("-", 1)[1])
+            ids = _load_arrays(ids_file)
+            inside = ids["local_ids"] < len(global_ids)
+            global_ids[ids["local_ids"][inside]] = bucket_first_id[bucket] + ids["bucket_index"][inside]
+        docids.append(arrays["docids"])
+        offsets.append(arrays["offsets"][1:] + base)
+        terms.append(global_ids[arrays["terms"]])
+        base += len(arrays["terms"])
+    table = pa.Table.from_arrays(
+        [
+            pa.array(np.concatenate(docids) if docids else np.zeros(0, np.int32), pa.int32()),
+            pa.ListArray.from_arrays(pa.array(np.concatenate(offsets).astype(np.int32)),
+                                     pa.array(np.concatenate(terms) if terms else np.zeros(0, np.int32), pa.int32())),
+        ],
+        schema=FORWARD_SCHEMA,
+    )
     write_parquet(table, tmp_path / "forward" / f"part-{part:04d}.parquet", FORWARD_ROW_GROUP,
-                  sorting_columns=[pq.SortingColumn(0)])
+                  sorting_columns=[pq.SortingColumn(0)], dictionary_columns=False)
     shutil.rmtree(piece_dir, ignore_errors=True)
     return table.num_rows
 
@@ -392,10 +619,14 @@ def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
 
 
 def merge_terms(tmp: str, bucket_results: list) -> int:
-    """Write ``terms.parquet`` (all terms sorted) from the buckets' term statistics."""
+    """Write ``terms.parquet`` from the buckets' term statistics: bucket after bucket, each sorted.
+
+    A term's row is its id; ids are known to each bucket task as soon as the
+    number of terms of the buckets before it is, so the forward index needs no
+    lookup of strings.
+    """
     tmp_path = Path(tmp)
-    table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)
-    table = table.take(pc.sort_indices(table, sort_keys=[("term", "ascending")]))
+    table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
     write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP, sorting_columns=[pq.SortingColumn(0)])
     return table.num_rows
 
@@ -458,7 +689,7 @@ def build_index(
     docs_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
     analyzer: Analyzer | dict | None = None,
-    num_buckets: int = 16,
+    num_buckets: int | None = None,
     scheduler=None,
     progress: bool = True,
     num_workers: int | None = None,
@@ -469,14 +700,18 @@ def build_index(
     ``dask.distributed`` scheduler address (``"tcp://host:8786"``), a ``Client`` or
     a cluster object.  With a distributed cluster, ``out_dir``'s parent and
     ``docs_dir`` must be on a file system all workers see.  ``num_workers`` caps
-    the local schedulers' parallelism.
+    the local schedulers' parallelism.  ``num_buckets``: postings files; ``None``
+    picks one per ``TOKENS_PER_BUCKET`` tokens (estimated from the first documents),
+    so a bucket task's memory does not grow with the collection.
     """
     analyzer = Analyzer.from_dict(analyzer) if not isinstance(analyzer, Analyzer) else analyzer
-    if not isinstance(num_buckets, int) or num_buckets < 1:
-        raise ConfigError(f"num_buckets must be a positive integer, got {num_buckets!r}")
+    if num_buckets is not None and (not isinstance(num_buckets, int) or num_buckets < 1):
+        raise ConfigError(f"num_buckets must be a positive integer or None (automatic), got {num_buckets!r}")
     docs_dir = Path(docs_dir).resolve()
     out_dir = Path(out_dir).resolve()
     shards = list_shards(docs_dir)
+    if num_buckets is None:
+        num_buckets = automatic_num_buckets(shards)
     offsets = []
     n = 0
     for _, rows in shards:
@@ -493,7 +728,7 @@ def build_index(
     try:
         # All directories exist before any task runs; tasks never create any, so
         # a straggler task of a failed build cannot resurrect a removed tmp dir.
-        for sub in ["postings", "forward", "pieces/docs", "pieces/terms"]:
+        for sub in ["postings", "forward", "pieces/docs", "pieces/terms", "pieces/vocabulary", "pieces/term-ids"]:
             (tmp / sub).mkdir(parents=True)
         for b in range(num_buckets):
             (tmp / "pieces" / f"bucket-{b:04d}").mkdir()
@@ -515,14 +750,15 @@ def build_index(
             dask.delayed(merge_bucket, pure=False)(b, tmp_s, shard_tasks, dask_key_name=(f"irgrid-postings-{token}", b))
             for b in range(num_buckets)
         ]
-        forward_tasks = [
-            dask.delayed(merge_forward, pure=False)(p, tmp_s, shard_tasks, dask_key_name=(f"irgrid-forward-{token}", p))
-            for p in range(num_forward)
-        ]
         docs_task = dask.delayed(merge_docs, pure=False)(
             tmp_s, str(docs_dir), shard_tasks, dask_key_name=f"irgrid-docs-{token}"
         )
         terms_task = dask.delayed(merge_terms, pure=False)(tmp_s, bucket_tasks, dask_key_name=f"irgrid-terms-{token}")
+        # The forward index stores term ids (rows of terms.parquet): after the buckets.
+        forward_tasks = [
+            dask.delayed(merge_forward, pure=False)(p, tmp_s, bucket_tasks, dask_key_name=(f"irgrid-forward-{token}", p))
+            for p in range(num_forward)
+        ]
         final = [docs_task, terms_task, *forward_tasks]
 
         if client is not None:

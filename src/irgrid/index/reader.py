@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 
-from .build import FORMAT_VERSION, FORWARD_PART_DOCS, bucket_of
+from .build import FORMAT_VERSION, FORWARD_PART_DOCS
 
 
 class Postings(NamedTuple):
@@ -54,15 +55,28 @@ class IndexReader:
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
         self._term_dict: dict[str, tuple[int, int]] | None = None
+        self._terms_table: pa.Table | None = None
+        self._bucket_files: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}
         self._docno_index: dict[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"IndexReader({str(self.path)!r}, num_docs={self.num_docs}, num_terms={self.num_terms})"
 
     # ------------------------------------------------------------------ terms
+    def _term_table(self) -> pa.Table:
+        """terms.parquet: a term's row is its id (terms sorted)."""
+        if self._terms_table is None:
+            table = pq.read_table(self.path / "terms.parquet")
+            # one chunk per column: .chunk(0) is then the whole column
+            self._terms_table = pa.Table.from_arrays(
+                [pa.chunked_array([table.column(name).combine_chunks()]) for name in table.column_names],
+                names=table.column_names,
+            )
+        return self._terms_table
+
     def _terms(self) -> dict[str, tuple[int, int]]:
         if self._term_dict is None:
-            t = pq.read_table(self.path / "terms.parquet")
+            t = self._term_table()
             self._term_dict = dict(
                 zip(t.column("term").to_pylist(), zip(t.column("df").to_pylist(), t.column("cf").to_pylist()))
             )
@@ -70,55 +84,79 @@ class IndexReader:
 
     @property
     def vocabulary(self) -> list[str]:
-        """All terms, sorted."""
-        return list(self._terms())
+        """All terms, sorted (a term's position is its id)."""
+        return self._term_table().column("term").to_pylist()
+
+    def term_ids(self, terms: Sequence[str]) -> np.ndarray:
+        """The id of each term, -1 for a term not in the index (one hash lookup per term, in C++)."""
+        found = pc.index_in(pa.array(list(terms), pa.string()), value_set=self._term_table().column("term"))
+        return pc.fill_null(found, -1).to_numpy().astype(np.int64)
 
     def term_stats(self, terms: Iterable[str]) -> dict[str, tuple[int, int]]:
         """``term -> (df, cf)`` for the terms of the index (absent terms omitted)."""
-        d = self._terms()
-        return {t: d[t] for t in terms if t in d}
+        terms = list(dict.fromkeys(terms))
+        ids = self.term_ids(terms)
+        table = self._term_table()
+        df = table.column("df").to_numpy()
+        cf = table.column("cf").to_numpy()
+        return {t: (int(df[i]), int(cf[i])) for t, i in zip(terms, ids.tolist()) if i >= 0}
 
     # --------------------------------------------------------------- postings
     def bucket_path(self, bucket: int) -> Path:
         return self.path / "postings" / f"bucket-{bucket:04d}.parquet"
 
-    def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
-        """Postings of ``terms`` (absent terms omitted), reading only their buckets.
+    def _bucket_file(self, bucket: int) -> tuple[pq.ParquetFile, np.ndarray]:
+        """The bucket's Parquet file and the first row of each row group (plus the row count)."""
+        found = self._bucket_files.get(bucket)
+        if found is None:
+            pf = pq.ParquetFile(self.bucket_path(bucket))
+            rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+            found = self._bucket_files[bucket] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
+        return found
 
-        Each bucket file is read with the filter ``term in [...]``, which skips the
-        row groups whose ``term`` statistics cannot contain the terms.
+    def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
+        """Postings of ``terms`` (absent terms omitted), reading only the row groups that hold them.
+
+        terms.parquet gives each term's bucket, first row and df; the row groups
+        overlapping those rows are read in one call per bucket.
         """
         wanted = list(dict.fromkeys(terms))
-        if self._term_dict is not None:  # already loaded: skip unknown terms for free
-            wanted = [t for t in wanted if t in self._term_dict]
-        by_bucket: dict[int, list[str]] = defaultdict(list)
-        for t in wanted:
-            by_bucket[bucket_of(t, self.num_buckets)].append(t)
-        columns = ["term", "docid", "tf"] + (["positions"] if positions else [])
+        ids = self.term_ids(wanted)
+        table = self._term_table()
+        bucket_of_id = table.column("bucket").to_numpy()
+        start_of_id = table.column("start").to_numpy()
+        df_of_id = table.column("df").to_numpy()
+        by_bucket: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
+        for term, i in zip(wanted, ids.tolist()):
+            if i >= 0:
+                by_bucket[int(bucket_of_id[i])].append((term, int(start_of_id[i]), int(df_of_id[i])))
+        columns = ["docid", "tf"] + (["positions"] if positions else [])
         out: dict[str, Postings] = {}
-        for b in sorted(by_bucket):
-            table = pq.read_table(self.bucket_path(b), columns=columns, filters=[("term", "in", by_bucket[b])])
-            if table.num_rows == 0:
-                continue
-            table = table.take(pc.sort_indices(table, sort_keys=[("term", "ascending"), ("docid", "ascending")]))
-            # per-term row counts, in the table's (sorted) term order; only the
-            # distinct terms become Python strings
-            counts = pc.value_counts(table.column("term"))
-            groups = sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
-            docids = table.column("docid").to_numpy().astype(np.int32, copy=False)
-            tfs = table.column("tf").to_numpy().astype(np.int32, copy=False)
+        for bucket in sorted(by_bucket):
+            pf, group_starts = self._bucket_file(bucket)
+            spans = by_bucket[bucket]
+            groups = sorted({
+                g
+                for _, start, df in spans
+                for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
+                               int(np.searchsorted(group_starts, start + df, side="left")))
+            })
+            data = pf.read_row_groups(groups, columns=columns, use_threads=False)
+            # row r of the bucket is row `local[r]` of `data`: the groups read are concatenated
+            group_rows = np.diff(group_starts)[groups]
+            data_starts = np.concatenate([[0], np.cumsum(group_rows)])
+            docids = data.column("docid").to_numpy().astype(np.int32, copy=False)
+            tfs = data.column("tf").to_numpy().astype(np.int32, copy=False)
             if positions:
-                pos = table.column("positions").combine_chunks()
-                offsets = pos.offsets.to_numpy()
+                pos = data.column("positions").combine_chunks()
+                offsets = pos.offsets.to_numpy() - pos.offsets[0].as_py()
                 values = pos.values.to_numpy().astype(np.int32, copy=False)
-            start = 0
-            for term, count in groups:
-                end = start + count
-                plist = None
-                if positions:
-                    plist = [values[offsets[i] : offsets[i + 1]] for i in range(start, end)]
-                out[term] = Postings(docids[start:end], tfs[start:end], plist)
-                start = end
+            for term, start, df in spans:
+                g = groups.index(int(np.searchsorted(group_starts, start, side="right")) - 1)
+                lo = int(data_starts[g] + start - group_starts[groups[g]])
+                hi = lo + df
+                plist = [values[offsets[i] : offsets[i + 1]] for i in range(lo, hi)] if positions else None
+                out[term] = Postings(docids[lo:hi], tfs[lo:hi], plist)
         return out
 
     # ---------------------------------------------------------------- forward
@@ -131,12 +169,18 @@ class IndexReader:
         by_part: dict[int, list[int]] = defaultdict(list)
         for d in dict.fromkeys(docids):
             by_part[d // self.forward_part_docs].append(d)
+        vocabulary = self._term_table().column("term").chunk(0)
         found: dict[int, list[str]] = {}
         for part in sorted(by_part):
             table = pq.read_table(
                 self.path / "forward" / f"part-{part:04d}.parquet", filters=[("docid", "in", by_part[part])]
             )
-            found.update(zip(table.column("docid").to_pylist(), table.column("terms").to_pylist()))
+            terms = table.column("terms").combine_chunks()
+            if len(terms):
+                strings = pa.ListArray.from_arrays(
+                    pc.subtract(terms.offsets, terms.offsets[0]), vocabulary.take(terms.flatten())
+                )
+                found.update(zip(table.column("docid").to_pylist(), strings.to_pylist()))
         return [found[d] for d in docids]
 
     # ------------------------------------------------------------------- docs
