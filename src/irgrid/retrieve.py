@@ -15,7 +15,7 @@ import dataclasses
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -67,8 +67,59 @@ class PreparedQuery:
 
     qid: str
     terms: list[QueryTerm]
-    candidates: np.ndarray            # docids containing >= 1 query term, ascending
+    candidates: np.ndarray            # docids containing >= 1 query term (first-occurrence order)
     slots: list[np.ndarray]           # per term: index into candidates of each posting
+
+
+class PreparedQuerySet(Sequence):
+    """A query set with the postings of all its terms in flat arrays, ready for many parameter points.
+
+    Term ``i`` of the set (queries one after the other, each query's terms
+    sorted) has its postings at ``term_offsets[i]:term_offsets[i+1]`` of
+    ``docids``/``tfs``; query ``q`` has terms ``query_term_offsets[q]:...[q+1]``
+    and candidates ``candidate_offsets[q]:...[q+1]``; posting ``p`` adds to
+    candidate ``global_slots[p]``.  Document lengths are gathered once per
+    posting and per candidate.  Iterating gives :class:`PreparedQuery` views.
+    """
+
+    def __init__(self, qids, terms, term_offsets, query_term_offsets, docids, tfs, doc_lengths, doc_unique_terms):
+        from .ranking import candidate_slots
+
+        self.qids: list[str] = qids
+        self.terms: list[QueryTerm] = terms
+        self.term_offsets = term_offsets
+        self.query_term_offsets = query_term_offsets
+        self.docids = docids
+        self.tfs = tfs
+        self.candidates, self.candidate_offsets, slots = candidate_slots(
+            docids, term_offsets, query_term_offsets, len(doc_lengths)
+        )
+        term_query = np.repeat(np.arange(len(qids)), np.diff(query_term_offsets))
+        posting_query = np.repeat(term_query, np.diff(term_offsets))
+        self.local_slots = slots
+        self.global_slots = slots + self.candidate_offsets[posting_query]
+        self.posting_lengths = doc_lengths[docids]
+        self.posting_unique_terms = doc_unique_terms[docids]
+        self.candidate_lengths = doc_lengths[self.candidates]
+        self.candidate_unique_terms = doc_unique_terms[self.candidates]
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def query_terms(self, q: int) -> list[QueryTerm]:
+        return self.terms[self.query_term_offsets[q]:self.query_term_offsets[q + 1]]
+
+    def __getitem__(self, q):
+        if isinstance(q, slice):
+            return [self[i] for i in range(*q.indices(len(self)))]
+        first, last = self.query_term_offsets[q], self.query_term_offsets[q + 1]
+        slots = [self.local_slots[self.term_offsets[i]:self.term_offsets[i + 1]] for i in range(first, last)]
+        candidates = self.candidates[self.candidate_offsets[q]:self.candidate_offsets[q + 1]]
+        return PreparedQuery(self.qids[q], self.terms[first:last], candidates, slots)
+
+    @property
+    def num_postings(self) -> int:
+        return len(self.docids)
 
 
 class Scorer:
@@ -79,35 +130,43 @@ class Scorer:
         self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         self.docnos = np.asarray(index.docnos, dtype=object)
+        self.docnos_arrow = pa.array(self.docnos, type=pa.string())
         # Position of each docid in docno order: the tie-break key.
         self.docno_order = np.empty(len(self.docnos), dtype=np.int64)
         # Sorted by pyarrow on the strings themselves: numpy's fixed-width unicode copy would
         # cost N times the longest docno.
-        by_docno = pc.sort_indices(pa.array(self.docnos, type=pa.string())).to_numpy()
+        by_docno = pc.sort_indices(self.docnos_arrow).to_numpy()
         self.docno_order[by_docno] = np.arange(len(self.docnos))
         self.stats = CollectionStatistics.from_index(index)
 
-    def prepare(self, topics: pd.DataFrame) -> list[PreparedQuery]:
+    def prepare(self, topics: pd.DataFrame) -> PreparedQuerySet:
         """Analyse every query and read the postings of all their terms in one pass."""
         queries = analyse_queries(self.index, topics)
         postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
-        prepared = []
+        qids, terms, lengths = [], [], []
+        query_term_offsets = [0]
         for qid, bare_terms in queries.items():
-            terms = [
-                dataclasses.replace(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in bare_terms
-            ]
-            # The union of the postings through a dense mask: linear in the collection
-            # size, and several times faster than sorting the concatenated postings.
-            matched = np.zeros(self.stats.num_docs, dtype=bool)
-            for t in terms:
-                matched[t.docids] = True
-            candidates = np.flatnonzero(matched).astype(np.int32)
-            slots = [np.searchsorted(candidates, t.docids) for t in terms]
-            prepared.append(PreparedQuery(qid, terms, candidates, slots))
-        return prepared
+            qids.append(qid)
+            for t in bare_terms:
+                terms.append(t)
+                lengths.append(len(postings[t.term].docids))
+            query_term_offsets.append(len(terms))
+        term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=term_offsets[1:])
+        empty = np.zeros(0, dtype=np.int32)
+        docids = np.concatenate([postings[t.term].docids for t in terms]) if terms else empty
+        tfs = np.concatenate([postings[t.term].tfs for t in terms]) if terms else empty
+        # each query term's postings become views of the flat arrays
+        terms = [
+            dataclasses.replace(t, docids=docids[term_offsets[i]:term_offsets[i + 1]],
+                                tfs=tfs[term_offsets[i]:term_offsets[i + 1]])
+            for i, t in enumerate(terms)
+        ]
+        return PreparedQuerySet(qids, terms, term_offsets, np.asarray(query_term_offsets, dtype=np.int64),
+                                docids, tfs, self.doc_lengths, self.doc_unique_terms)
 
     def score(self, model: RetrievalModel, query: PreparedQuery, point: Mapping[str, float]) -> np.ndarray:
-        """Scores of the query's candidates (aligned with ``query.candidates``)."""
+        """Scores of one query's candidates (aligned with ``query.candidates``)."""
         scores = np.zeros(len(query.candidates), dtype=np.float64)
         for term, slots in zip(query.terms, query.slots):
             contribution = model.term_scores(
@@ -123,6 +182,29 @@ class Scorer:
             point,
         )
 
+    def score_all(self, model: RetrievalModel, queries: PreparedQuerySet, point: Mapping[str, float]) -> np.ndarray:
+        """Scores of every query's candidates, aligned with ``queries.candidates``.
+
+        The same numbers as :meth:`score` query by query, to the last bit: each
+        candidate's term parts are added in the query's term order starting from
+        zero (``np.bincount`` adds in input order), then the model finishes them.
+        """
+        contributions = np.empty(queries.num_postings, dtype=np.float64)
+        offsets = queries.term_offsets
+        for i, term in enumerate(queries.terms):
+            lo, hi = offsets[i], offsets[i + 1]
+            part = model.term_scores(term, queries.posting_lengths[lo:hi], queries.posting_unique_terms[lo:hi],
+                                     self.stats, point)
+            contributions[lo:hi] = term.qtf * part
+        scores = np.bincount(queries.global_slots, weights=contributions, minlength=len(queries.candidates))
+        candidate_offsets = queries.candidate_offsets
+        for q in range(len(queries)):
+            lo, hi = candidate_offsets[q], candidate_offsets[q + 1]
+            scores[lo:hi] = model.complete_scores(scores[lo:hi], queries.candidate_lengths[lo:hi],
+                                                  queries.candidate_unique_terms[lo:hi], queries.query_terms(q),
+                                                  self.stats, point)
+        return scores
+
     def rank(self, query: PreparedQuery, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` candidates by score desc, docno asc: (docids, scores)."""
         if len(scores) > depth:
@@ -135,14 +217,45 @@ class Scorer:
         order = np.lexsort((self.docno_order[docids], -scores[keep]))[:depth]
         return docids[order], scores[keep][order]
 
+    def run_table(
+        self,
+        model: RetrievalModel,
+        queries: PreparedQuerySet | Sequence[PreparedQuery],
+        point: Mapping[str, float],
+        depth: int = 1000,
+    ) -> pa.Table:
+        """A whole run (qid, docno, rank, score) for one parameter point, as an Arrow table."""
+        from .ranking import top_k
+
+        if not isinstance(queries, PreparedQuerySet):
+            return pa.Table.from_pandas(self._run_per_query(model, queries, point, depth), schema=RUN_SCHEMA,
+                                        preserve_index=False)
+        scores = self.score_all(model, queries, point)
+        docids, ranked_scores, offsets = top_k(scores, queries.candidates, queries.candidate_offsets,
+                                               self.docno_order, depth)
+        counts = np.diff(offsets)
+        query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
+        ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
+        qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
+        return pa.Table.from_arrays(
+            [qids.cast(pa.string()), self.docnos_arrow.take(pa.array(docids)), pa.array(ranks),
+             pa.array(ranked_scores)],
+            schema=RUN_SCHEMA,
+        )
+
     def run(
         self,
         model: RetrievalModel,
-        queries: Sequence[PreparedQuery],
+        queries: PreparedQuerySet | Sequence[PreparedQuery],
         point: Mapping[str, float],
         depth: int = 1000,
     ) -> pd.DataFrame:
         """A whole run (qid, docno, rank, score) for one parameter point."""
+        if not isinstance(queries, PreparedQuerySet):
+            return self._run_per_query(model, queries, point, depth)
+        return self.run_table(model, queries, point, depth).to_pandas()
+
+    def _run_per_query(self, model, queries, point, depth) -> pd.DataFrame:
         qids, docnos, ranks, scores = [], [], [], []
         for query in queries:
             docids, ranked_scores = self.rank(query, self.score(model, query, point), depth)
@@ -168,12 +281,19 @@ def retrieve_grid(
     family: str,
     points: Iterable[Mapping[str, float]],
     depth: int = 1000,
-) -> list[pd.DataFrame]:
-    """Runs of one model family for each parameter point, from one postings read."""
+    as_arrow: bool = False,
+) -> list[pd.DataFrame] | list[pa.Table]:
+    """Runs of one model family for each parameter point, from one postings read.
+
+    ``as_arrow``: Arrow tables (what :func:`write_run` writes without conversion)
+    instead of DataFrames.
+    """
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     scorer = Scorer(index)
     queries = scorer.prepare(topics)
+    if as_arrow:
+        return [scorer.run_table(model, queries, point, depth) for point in checked]
     return [scorer.run(model, queries, point, depth) for point in checked]
 
 
@@ -186,9 +306,12 @@ def read_topics(path: str | os.PathLike) -> pd.DataFrame:
     return table.to_pandas()
 
 
-def write_run(run: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a run as Parquet with the run schema, atomically."""
-    table = pa.Table.from_pandas(run[RUN_COLUMNS], schema=RUN_SCHEMA, preserve_index=False)
+def write_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike) -> None:
+    """Write a run (DataFrame or Arrow table) as Parquet with the run schema, atomically."""
+    if isinstance(run, pa.Table):
+        table = run.select(RUN_COLUMNS).cast(RUN_SCHEMA)
+    else:
+        table = pa.Table.from_pandas(run[RUN_COLUMNS], schema=RUN_SCHEMA, preserve_index=False)
     write_parquet(table, path)
 
 

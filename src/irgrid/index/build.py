@@ -91,7 +91,7 @@ TERMS_SCHEMA = pa.schema(
 
 #: rows per row group of the term-sorted postings: small enough that a filter on
 #: ``term`` skips most of a bucket, large enough to keep the footers small.
-POSTINGS_ROW_GROUP = 65536
+POSTINGS_ROW_GROUP = 8192
 #: documents per ``forward/part-XXXX.parquet`` (fixed, so independent of the input shards)
 FORWARD_PART_DOCS = 65536
 FORWARD_ROW_GROUP = 4096

@@ -141,7 +141,7 @@ class IndexReader:
                 for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
                                int(np.searchsorted(group_starts, start + df, side="left")))
             })
-            data = pf.read_row_groups(groups, columns=columns, use_threads=False)
+            data = pf.read_row_groups(groups, columns=columns)
             # row r of the bucket is row `local[r]` of `data`: the groups read are concatenated
             group_rows = np.diff(group_starts)[groups]
             data_starts = np.concatenate([[0], np.cumsum(group_rows)])
