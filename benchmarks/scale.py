@@ -1,0 +1,599 @@
+"""Scale benchmark: irgrid against peers (bm25s, tantivy) on one synthetic collection, in one run.
+
+    python benchmarks/scale.py [--docs 1000000] [--collection DIR] [--repeats 3]
+                               [--peers bm25s,tantivy] [--skip-build] [--no-porter] [--json OUT]
+
+The collection is irgrid.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
+missing): Zipfian pseudo-words, ~120 tokens a document, 1000 queries of 2-6 mid-frequency terms.
+Every measurement runs in a fresh child process of this script, so that nothing an earlier step
+allocated or cached in-process counts; the parent samples the RSS of the child and all its
+descendants (their sum, every 50 ms, psutil) and reports the peak. Measurements are interleaved
+across systems (repeat 1 of every system, then repeat 2, ...) and quoted as median [min-max].
+
+  (a) build     irgrid build_index (analyzer lucene / no stemmer / no stop words, positions,
+                Dask local processes, 2 workers; also with the Porter stemmer as an extra line,
+                built in the first repeat only)
+                and each peer's index from the same Parquet shards: wall seconds of the build call
+                (imports excluded), docs/s, peak RSS of the process tree, index bytes on disk.
+  (b) queries   the whole query set, top-1000, BM25 k1=1.2 b=0.75 for every system (and irgrid's
+                QL-Dirichlet mu=1000), one process, one thread (OMP/OpenBLAS/numba/arrow pinned
+                to 1): "open" = load the index and prepare the whole query set (irgrid: Scorer +
+                prepare(), which reads the postings of every query term; bm25s: load + tokenize;
+                tantivy: open + searcher + build the query objects), "warm-up" = the first
+                query once (numba compiles here), then every query timed on its own:
+                queries/s = n / sum of per-query times, p50 / p95 latency, queries/s including
+                the open (not the warm-up), and the batch call where the system has one.
+  (c) grid      irgrid only: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
+                point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
+
+The top-10 of every query (first repeat) is compared with irgrid BM25's: mean overlap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DEFAULT_SCRATCH = HERE / ".data"
+
+ANALYZER = {"tokenizer": "lucene", "stemmer": "none", "stopwords": "none"}
+BM25_POINT = {"k1": 1.2, "b": 0.75}
+QL_POINT = {"mu": 1000.0}
+GRID_POINTS = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
+TOP_CHECK = 10
+
+GOALS = {
+    "docs_per_s": 20_000,          # index build, positions kept
+    "build_rss_bytes": 2 * 2**30,  # peak RSS of the build
+    "qps": 200,                    # top-1000 BM25
+    "grid_ratio": 3.0,             # 20-point grid / single point
+}
+
+SINGLE_THREAD_ENV = {name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+    "NUMBA_NUM_THREADS", "RAYON_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+
+
+# ============================================================ irgrid (the code to switch to a faster API)
+
+
+def irgrid_build(docs_dir, out_dir, stemmer: str = "none") -> dict:
+    from irgrid.index import build_index
+
+    stats = build_index(docs_dir, out_dir, dict(ANALYZER, stemmer=stemmer), num_buckets=None, scheduler=None,
+                        progress=False, num_workers=2)
+    return {k: stats[k] for k in ("num_docs", "num_terms", "num_buckets") if k in stats}
+
+
+class Irgrid:
+    """irgrid's public query API: Scorer + prepare() once, then score + rank each query."""
+
+    def __init__(self, family: str, point: dict):
+        self.family, self.point = family, point
+        self.name = f"irgrid-{family}"
+        self.settings = f"irgrid {family} {point}: Scorer(IndexReader).prepare(topics); rank(q, score(model, q, point), k)"
+
+    def open(self, index_dir, topics, depth: int) -> None:
+        from irgrid.index import IndexReader
+        from irgrid.models import get_model
+        from irgrid.retrieve import Scorer
+
+        self.model = get_model(self.family)
+        self.checked = self.model.check_point(self.point)
+        self.scorer = Scorer(IndexReader(index_dir))
+        self.queries = self.scorer.prepare(topics)
+        self.depth = depth
+        if [q.qid for q in self.queries] != [str(qid) for qid in topics["qid"]]:
+            raise RuntimeError("irgrid's prepared queries are not in topic order")
+
+    def query(self, i: int):
+        query = self.queries[i]
+        return self.scorer.rank(query, self.scorer.score(self.model, query, self.checked), self.depth)
+
+    def batch(self) -> None:
+        self.scorer.run(self.model, self.queries, self.checked, self.depth)
+
+    def top(self, result, n: int):
+        docids, scores = result
+        return [str(d) for d in self.scorer.docnos[docids[:n]]], [float(s) for s in scores[:n]]
+
+
+def irgrid_grid(index_dir, topics, family: str, points: list[dict], depth: int) -> int:
+    from irgrid.index import IndexReader
+    from irgrid.retrieve import retrieve_grid
+
+    runs = retrieve_grid(IndexReader(index_dir), topics, family, points, depth)
+    return sum(len(run) for run in runs)
+
+
+# ============================================================ child process: one measurement
+
+
+def make_system(name: str, peer_options: dict):
+    if name == "irgrid-bm25":
+        return Irgrid("bm25", BM25_POINT)
+    if name == "irgrid-ql":
+        return Irgrid("ql_dirichlet", QL_POINT)
+    sys.path.insert(0, str(HERE))
+    from peers import PEERS
+
+    return PEERS[name](**peer_options.get(name, {}))
+
+
+def read_topics(path, num_queries: int | None):
+    import pyarrow.parquet as pq
+
+    topics = pq.read_table(path).to_pandas()
+    return topics if num_queries is None else topics.head(num_queries).reset_index(drop=True)
+
+
+def child(task: dict) -> dict:
+    import resource
+
+    kind = task["kind"]
+    out: dict = {}
+    if kind == "build":
+        system = task["system"]
+        if system.startswith("irgrid"):
+            import irgrid.index  # noqa: F401  (imports outside the timed region, as for the peers)
+
+            stemmer = "porter" if system == "irgrid-porter" else "none"
+            start = time.perf_counter()
+            out["info"] = irgrid_build(task["docs"], task["out"], stemmer)
+        else:
+            peer = make_system(system, task["peer_options"])
+            start = time.perf_counter()
+            out["info"] = peer.build(task["docs"], task["out"])
+        out["seconds"] = time.perf_counter() - start
+    elif kind == "query":
+        topics = read_topics(task["topics"], task["num_queries"])
+        system = make_system(task["system"], task["peer_options"])
+        out["settings"] = system.settings
+        start = time.perf_counter()
+        if isinstance(system, Irgrid):
+            system.open(task["index"], topics, task["depth"])
+        else:
+            system.open(task["index"], topics, BM25_POINT["k1"], BM25_POINT["b"], task["depth"])
+        out["open_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        system.query(0)
+        out["warmup_s"] = time.perf_counter() - start
+        latencies, results = [], []
+        clock = time.perf_counter
+        for i in range(len(topics)):
+            t0 = clock()
+            result = system.query(i)
+            latencies.append(clock() - t0)
+            if task["save_top"]:
+                results.append(result)
+        out["latencies"] = latencies
+        if getattr(system, "batch", None) is not None:
+            start = time.perf_counter()
+            system.batch()
+            out["batch_s"] = time.perf_counter() - start
+        if task["save_top"]:
+            top = {}
+            for qid, result in zip(topics["qid"], results):
+                top[str(qid)] = system.top(result, TOP_CHECK)
+            with open(task["save_top"], "w", encoding="utf-8") as handle:
+                json.dump(top, handle)
+    elif kind == "grid":
+        topics = read_topics(task["topics"], task["num_queries"])
+        import irgrid.retrieve  # noqa: F401
+
+        start = time.perf_counter()
+        out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
+        out["seconds"] = time.perf_counter() - start
+    else:
+        raise ValueError(kind)
+    out["self_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
+
+
+# ============================================================ parent: run a child, watch its memory
+
+
+class TreeRSS(threading.Thread):
+    """Peak of the summed RSS of a process and all its descendants, sampled every ``interval`` s."""
+
+    def __init__(self, pid: int, interval: float = 0.05):
+        super().__init__(daemon=True)
+        import psutil
+
+        self.psutil = psutil
+        self.root = psutil.Process(pid)
+        self.interval = interval
+        self.peak = 0
+        self.samples = 0
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        psutil = self.psutil
+        while not self.halt.is_set():
+            try:
+                procs = [self.root] + self.root.children(recursive=True)
+            except psutil.Error:
+                break
+            total = 0
+            for proc in procs:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self.samples += 1
+            self.halt.wait(self.interval)
+
+
+def run_child(task: dict, log_dir: Path, single_thread: bool) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(task, handle)
+        task_path = handle.name
+    result_path = task_path + ".out"
+    env = dict(os.environ)
+    env.setdefault("PYTHONPATH", str(REPO / "src"))
+    if single_thread:
+        env.update(SINGLE_THREAD_ENV)
+    log_path = log_dir / f"{task['kind']}-{task['system']}.log"
+    start = time.perf_counter()
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--_child", task_path, result_path],
+                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
+        monitor = TreeRSS(proc.pid)
+        monitor.start()
+        code = proc.wait()
+        monitor.halt.set()
+        monitor.join()
+    wall = time.perf_counter() - start
+    os.unlink(task_path)
+    if code != 0:
+        tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise RuntimeError(f"child {task['kind']} {task['system']} failed (exit {code}); log {log_path}:\n{tail}")
+    with open(result_path, encoding="utf-8") as handle:
+        result = json.load(handle)
+    os.unlink(result_path)
+    result["peak_rss_bytes"] = max(monitor.peak, result["self_maxrss_bytes"])
+    result["rss_samples"] = monitor.samples
+    result["process_wall_s"] = wall
+    return result
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+# ============================================================ statistics and printing
+
+
+def med(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def percentile(values, q: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def spread(values, fmt: str = "{:.2f}", scale: float = 1.0) -> str:
+    if not values:
+        return "n/a"
+    values = [v * scale for v in values]
+    if len(values) == 1:
+        return fmt.format(values[0])
+    return f"{fmt.format(med(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
+
+MIB = 2**20
+
+
+def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
+    summary: dict = {"build": {}, "query": {}, "grid": {}}
+    for system, runs in builds.items():
+        summary["build"][system] = {
+            "seconds": [r["seconds"] for r in runs],
+            "docs_per_s": [num_docs / r["seconds"] for r in runs],
+            "peak_rss_bytes": [r["peak_rss_bytes"] for r in runs],
+            "index_bytes": [r["index_bytes"] for r in runs],
+            "info": runs[-1].get("info"),
+            "index_breakdown": runs[-1].get("index_breakdown"),
+        }
+    for system, runs in queries.items():
+        per_run = []
+        for r in runs:
+            lat = r["latencies"]
+            n = len(lat)
+            per_run.append({
+                "open_s": r["open_s"], "warmup_s": r["warmup_s"],
+                "qps": n / sum(lat), "p50_ms": percentile(lat, 50) * 1e3, "p95_ms": percentile(lat, 95) * 1e3,
+                "qps_with_open": n / (r["open_s"] + sum(lat)),  # warm-up (numba's JIT) shown on its own
+                "batch_qps": (n / r["batch_s"]) if "batch_s" in r else None,
+                "peak_rss_bytes": r["peak_rss_bytes"],
+            })
+        summary["query"][system] = {key: [p[key] for p in per_run if p[key] is not None] for key in per_run[0]}
+        summary["query"][system]["settings"] = runs[0].get("settings")
+        summary["query"][system]["num_queries"] = len(runs[0]["latencies"])
+    for name, runs in grids.items():
+        summary["grid"][name] = [r["seconds"] for r in runs]
+    if "single" in grids and "grid20" in grids:
+        summary["grid"]["ratio_per_repeat"] = [g["seconds"] / s["seconds"] for s, g in zip(grids["single"], grids["grid20"])]
+    return summary
+
+
+def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> None:
+    p = lambda *a: print(*a, flush=True)  # noqa: E731
+    p()
+    p("=" * 100)
+    p(f"SUMMARY  collection {meta['collection']}  docs {meta['num_docs']:,}  queries {meta['num_queries']}  "
+      f"depth {meta['depth']}  repeats {meta['repeats']}  (median [min-max])")
+    p(f"machine: {meta['machine']}")
+    p("=" * 100)
+    if summary["build"]:
+        p()
+        p("(a) index build (fresh child process each; peak RSS = sum over the process tree)")
+        p(f"{'system':16s} {'seconds':>24s} {'docs/s':>26s} {'peak RSS MiB':>22s} {'index MiB':>10s}")
+        for system, b in summary["build"].items():
+            p(f"{system:16s} {spread(b['seconds'], '{:.1f}'):>24s} {spread(b['docs_per_s'], '{:,.0f}'):>26s} "
+              f"{spread(b['peak_rss_bytes'], '{:,.0f}', 1 / MIB):>22s} {med(b['index_bytes']) / MIB:10,.1f}")
+        for system, b in summary["build"].items():
+            extra = {k: v for k, v in (b.get("info") or {}).items()}
+            if b.get("index_breakdown"):
+                extra["MiB"] = {k: round(v / MIB, 1) for k, v in b["index_breakdown"].items()}
+            p(f"  {system}: {extra}")
+    if summary["query"]:
+        p()
+        p("(b) queries: whole query set, top-1000, 1 process, 1 thread (fresh child each)")
+        p(f"{'system':16s} {'open/prepare s':>20s} {'warm-up s':>10s} {'QPS':>22s} {'p50 ms':>9s} {'p95 ms':>9s} "
+          f"{'QPS incl. open':>16s} {'batch QPS':>10s} {'peak RSS MiB':>13s}")
+        for system, q in summary["query"].items():
+            batch = f"{med(q['batch_qps']):,.1f}" if q["batch_qps"] else "-"
+            p(f"{system:16s} {spread(q['open_s'], '{:.2f}'):>20s} {med(q['warmup_s']):10.3f} "
+              f"{spread(q['qps'], '{:,.1f}'):>22s} {med(q['p50_ms']):9.2f} {med(q['p95_ms']):9.2f} "
+              f"{med(q['qps_with_open']):16,.1f} {batch:>10s} {med(q['peak_rss_bytes']) / MIB:13,.0f}")
+        for system, q in summary["query"].items():
+            p(f"  {system}: {q['settings']}")
+    if overlap:
+        p()
+        p(f"top-{TOP_CHECK} overlap with irgrid bm25 (first repeat; mean |A ∩ B| / {TOP_CHECK}, "
+          f"share of queries with the same top-{TOP_CHECK} set, same top-1 document)")
+        for system, o in overlap.items():
+            p(f"  {system:14s} overlap {o['mean_overlap']:.3f}   same set {o['same_set']:.3f}   "
+              f"same top-1 {o['same_top1']:.3f}   ({o['queries']} queries)")
+    g = summary["grid"]
+    if g.get("single"):
+        p()
+        p(f"(c) irgrid grid: retrieve_grid(IndexReader, topics, 'bm25', points), whole query set, fresh child each")
+        p(f"  single point   {spread(g['single'], '{:.2f}')} s")
+        p(f"  20-point grid  {spread(g['grid20'], '{:.2f}')} s   (k1 in 0.6..1.8 x b in 0.3..0.9)")
+        p(f"  grid / single  {med(g['grid20']) / med(g['single']):.2f}  (ratio of medians; per repeat "
+          f"{', '.join(f'{r:.2f}' for r in g['ratio_per_repeat'])})")
+
+    # ---- ratios
+    p()
+    p("irgrid / peer (medians; > 1 means irgrid has more of it: better for docs/s and QPS, worse for RSS and size)")
+    p(f"{'peer':10s} {'docs/s':>8s} {'build RSS':>10s} {'index size':>11s} {'QPS':>8s} {'QPS incl. open':>15s} "
+      f"{'p50 lat.':>9s} {'p95 lat.':>9s}")
+    b, q = summary["build"], summary["query"]
+    for peer in peers:
+        def ratio(section, system_a, system_b, key):
+            try:
+                return med(section[system_a][key]) / med(section[system_b][key])
+            except (KeyError, ZeroDivisionError):
+                return float("nan")
+        p(f"{peer:10s} {ratio(b, 'irgrid', peer, 'docs_per_s'):8.2f} {ratio(b, 'irgrid', peer, 'peak_rss_bytes'):10.2f} "
+          f"{ratio(b, 'irgrid', peer, 'index_bytes'):11.2f} {ratio(q, 'irgrid-bm25', peer, 'qps'):8.2f} "
+          f"{ratio(q, 'irgrid-bm25', peer, 'qps_with_open'):15.2f} {ratio(q, 'irgrid-bm25', peer, 'p50_ms'):9.2f} "
+          f"{ratio(q, 'irgrid-bm25', peer, 'p95_ms'):9.2f}")
+
+    # ---- goals
+    p()
+    p("goals from the issue, against irgrid's medians")
+
+    def goal(label, value, target, ok, unit=""):
+        state = "n/a" if value != value else ("met" if ok else "NOT met")
+        p(f"  {label:54s} {f'{value:,.2f}{unit}':>14s}   goal {target:>12s}   {state}")
+
+    nan = float("nan")
+    irb = b.get("irgrid")
+    goal("index build docs/s (positions, lucene)", med(irb["docs_per_s"]) if irb else nan, ">= 20,000",
+         irb is not None and med(irb["docs_per_s"]) >= GOALS["docs_per_s"])
+    goal("index build peak RSS (process tree)", med(irb["peak_rss_bytes"]) / MIB if irb else nan, "< 2,048 MiB",
+         irb is not None and med(irb["peak_rss_bytes"]) < GOALS["build_rss_bytes"], " MiB")
+    irq = q.get("irgrid-bm25")
+    goal("queries/s, BM25 top-1000 (per query, after prepare)", med(irq["qps"]) if irq else nan, ">= 200",
+         irq is not None and med(irq["qps"]) >= GOALS["qps"])
+    goal("queries/s, BM25 top-1000 including prepare", med(irq["qps_with_open"]) if irq else nan, ">= 200",
+         irq is not None and med(irq["qps_with_open"]) >= GOALS["qps"])
+    if g.get("single"):
+        r = med(g["grid20"]) / med(g["single"])
+        goal("20-point grid / single point", r, "<= 3", r <= GOALS["grid_ratio"], "x")
+
+
+def top_overlap(reference: dict, other: dict) -> dict:
+    overlaps, same, top1 = [], [], []
+    for qid, (ref_docs, _) in reference.items():
+        docs = other.get(qid, ([], []))[0]
+        if not ref_docs and not docs:
+            continue
+        overlaps.append(len(set(ref_docs) & set(docs)) / TOP_CHECK)
+        same.append(set(ref_docs) == set(docs))
+        top1.append(bool(ref_docs) and bool(docs) and ref_docs[0] == docs[0])
+    return {"mean_overlap": sum(overlaps) / len(overlaps) if overlaps else float("nan"),
+            "same_set": sum(same) / len(same) if same else float("nan"),
+            "same_top1": sum(top1) / len(top1) if top1 else float("nan"),
+            "queries": len(overlaps)}
+
+
+# ============================================================ main
+
+
+def ensure_collection(path: Path, num_docs: int) -> Path:
+    sys.path.insert(0, str(REPO / "src"))
+    from irgrid.synthetic import SyntheticSpec, write_synthetic_collection
+
+    spec = SyntheticSpec(num_docs=num_docs)
+    spec_path = path / "spec.json"
+    if spec_path.is_file():
+        existing = json.loads(spec_path.read_text())
+        if existing != spec.to_dict():
+            raise SystemExit(f"{path} holds another synthetic collection (num_docs={existing.get('num_docs')}); "
+                             f"pass --docs {existing.get('num_docs')} or another --collection")
+        return path
+    if path.exists() and any(path.iterdir()):
+        raise SystemExit(f"{path} exists and holds no complete synthetic collection (no spec.json); not overwriting")
+    print(f"generating {num_docs:,} synthetic documents into {path} ...", flush=True)
+    start = time.perf_counter()
+    write_synthetic_collection(spec, path)
+    print(f"  done in {time.perf_counter() - start:.1f} s", flush=True)
+    return path
+
+
+def machine() -> str:
+    import platform
+
+    import psutil
+
+    return (f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus, "
+            f"{psutil.virtual_memory().total / 2**30:.1f} GiB RAM, Python {platform.python_version()}")
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--_child":
+        with open(sys.argv[2], encoding="utf-8") as handle:
+            task = json.load(handle)
+        result = child(task)
+        with open(sys.argv[3], "w", encoding="utf-8") as handle:
+            json.dump(result, handle)
+        return
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=1_000_000, help="documents in the synthetic collection")
+    parser.add_argument("--collection", type=Path,
+                        help="synthetic collection directory (generated if missing); default benchmarks/.data/syn-N")
+    parser.add_argument("--work", type=Path,
+                        help="where the indexes are built; default benchmarks/.data/indexes/<collection name>")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--peers", default="bm25s,tantivy", help="comma-separated: bm25s, tantivy (or empty)")
+    parser.add_argument("--skip-build", action="store_true", help="reuse the indexes in --work, time queries only")
+    parser.add_argument("--no-porter", action="store_true", help="skip the extra irgrid build with the Porter stemmer")
+    parser.add_argument("--no-grid", action="store_true", help="skip (c)")
+    parser.add_argument("--queries", type=int, default=None, help="use the first N queries only")
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
+    parser.add_argument("--json", type=Path, help="write every measurement here")
+    args = parser.parse_args()
+
+    peers = [name for name in args.peers.split(",") if name]
+    for name in peers:
+        if name not in ("bm25s", "tantivy"):
+            parser.error(f"unknown peer {name!r}")
+    collection = args.collection or DEFAULT_SCRATCH / f"syn-{args.docs}"
+    collection = ensure_collection(collection.resolve(), args.docs)
+    work = (args.work or DEFAULT_SCRATCH / "indexes" / collection.name).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    log_dir = work / "logs"
+    log_dir.mkdir(exist_ok=True)
+    docs_dir, topics_path = collection / "docs", collection / "topics.parquet"
+    peer_options = {"tantivy": {"heap_size": args.tantivy_heap, "num_threads": 2}}
+    index_dirs = {"irgrid": work / "irgrid", "irgrid-porter": work / "irgrid-porter",
+                  "bm25s": work / "bm25s", "tantivy": work / "tantivy"}
+    import pyarrow.parquet as pq
+
+    num_queries = pq.read_metadata(topics_path).num_rows if args.queries is None else args.queries
+    meta = {"collection": str(collection), "num_docs": args.docs, "num_queries": num_queries, "depth": args.depth,
+            "repeats": args.repeats, "machine": machine(), "peers": peers}
+    print("command: python benchmarks/scale.py " + " ".join(sys.argv[1:]), flush=True)
+    print(f"collection {collection} ({args.docs:,} docs, {num_queries} queries), indexes in {work}, "
+          f"logs in {log_dir}", flush=True)
+    print(f"machine: {meta['machine']}", flush=True)
+
+    builds: dict[str, list] = {}
+    queries: dict[str, list] = {}
+    grids: dict[str, list] = {}
+    build_systems = ["irgrid"] + ([] if args.no_porter else ["irgrid-porter"]) + peers
+    started = time.perf_counter()
+
+    # (a) builds
+    if not args.skip_build:
+        for r in range(args.repeats):
+            for system in build_systems:
+                if system == "irgrid-porter" and r > 0:
+                    continue  # the extra line: built once
+                out = index_dirs[system]
+                if out.exists():
+                    shutil.rmtree(out)
+                task = {"kind": "build", "system": system, "docs": str(docs_dir), "out": str(out),
+                        "peer_options": peer_options}
+                result = run_child(task, log_dir, single_thread=False)
+                result["index_bytes"] = dir_bytes(out)
+                if system.startswith("irgrid"):
+                    result["index_breakdown"] = {
+                        sub.name: (dir_bytes(sub) if sub.is_dir() else sub.stat().st_size) for sub in sorted(out.iterdir())}
+                builds.setdefault(system, []).append(result)
+                print(f"[build {r + 1}/{args.repeats}] {system:14s} {result['seconds']:8.1f} s  "
+                      f"{args.docs / result['seconds']:10,.0f} docs/s  peak RSS {result['peak_rss_bytes'] / MIB:8,.0f} MiB  "
+                      f"index {result['index_bytes'] / MIB:8,.1f} MiB  ({result['rss_samples']} RSS samples)", flush=True)
+    else:
+        for system in ["irgrid"] + peers:
+            if not index_dirs[system].exists():
+                raise SystemExit(f"--skip-build: no index at {index_dirs[system]}")
+
+    # (b) queries
+    query_systems = ["irgrid-bm25", "irgrid-ql"] + peers
+    tops: dict[str, dict] = {}
+    for r in range(args.repeats):
+        for system in query_systems:
+            index = index_dirs["irgrid" if system.startswith("irgrid") else system]
+            top_path = work / f"top-{system}.json" if r == 0 else None
+            task = {"kind": "query", "system": system, "index": str(index), "topics": str(topics_path),
+                    "num_queries": args.queries, "depth": args.depth, "save_top": str(top_path) if top_path else None,
+                    "peer_options": peer_options}
+            result = run_child(task, log_dir, single_thread=True)
+            if top_path:
+                tops[system] = json.loads(top_path.read_text())
+            queries.setdefault(system, []).append(result)
+            lat = result["latencies"]
+            batch = f"  batch {len(lat) / result['batch_s']:8,.1f} q/s" if "batch_s" in result else ""
+            print(f"[query {r + 1}/{args.repeats}] {system:14s} open {result['open_s']:7.2f} s  warm-up "
+                  f"{result['warmup_s']:6.3f} s  {len(lat) / sum(lat):9,.1f} q/s  p50 {percentile(lat, 50) * 1e3:7.2f} ms  "
+                  f"p95 {percentile(lat, 95) * 1e3:7.2f} ms{batch}  peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB",
+                  flush=True)
+
+    # (c) grid
+    if not args.no_grid:
+        for r in range(args.repeats):
+            for name, points in (("single", [BM25_POINT]), ("grid20", GRID_POINTS)):
+                task = {"kind": "grid", "system": name, "index": str(index_dirs["irgrid"]), "topics": str(topics_path),
+                        "num_queries": args.queries, "depth": args.depth, "points": points}
+                result = run_child(task, log_dir, single_thread=True)
+                grids.setdefault(name, []).append(result)
+                print(f"[grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
+                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB", flush=True)
+
+    overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
+    summary = summarise(builds, queries, grids, args.docs)
+    meta["total_minutes"] = (time.perf_counter() - started) / 60
+    print_report(summary, overlap, meta, peers)
+    print(f"\ntotal benchmark time {meta['total_minutes']:.1f} min", flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"meta": meta, "summary": summary, "overlap": overlap,
+                       "raw": {"build": builds, "query": {k: [{kk: vv for kk, vv in r.items() if kk != "latencies"}
+                                                               for r in v] for k, v in queries.items()},
+                               "grid": grids}}, handle, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
