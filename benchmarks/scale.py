@@ -77,7 +77,8 @@ def irgrid_build(docs_dir, out_dir, stemmer: str = "none") -> dict:
 
 
 class Irgrid:
-    """irgrid's public query API: Scorer + prepare() once, then score + rank each query."""
+    """irgrid's public query API: Scorer + prepare() once, then score + rank each query
+    (per-query), or Scorer.run over the prepared query set (batch)."""
 
     def __init__(self, family: str, point: dict):
         self.family, self.point = family, point
@@ -92,7 +93,8 @@ class Irgrid:
         self.model = get_model(self.family)
         self.checked = self.model.check_point(self.point)
         self.scorer = Scorer(IndexReader(index_dir))
-        self.queries = self.scorer.prepare(topics)
+        self.prepared = self.scorer.prepare(topics)   # the whole query set (batch API input)
+        self.queries = list(self.prepared)            # one PreparedQuery each (per-query API input)
         self.depth = depth
         if [q.qid for q in self.queries] != [str(qid) for qid in topics["qid"]]:
             raise RuntimeError("irgrid's prepared queries are not in topic order")
@@ -102,7 +104,7 @@ class Irgrid:
         return self.scorer.rank(query, self.scorer.score(self.model, query, self.checked), self.depth)
 
     def batch(self) -> None:
-        self.scorer.run(self.model, self.queries, self.checked, self.depth)
+        self.scorer.run(self.model, self.prepared, self.checked, self.depth)
 
     def top(self, result, n: int):
         docids, scores = result
@@ -198,6 +200,7 @@ def child(task: dict) -> dict:
     else:
         raise ValueError(kind)
     out["self_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["loadavg_1min"] = os.getloadavg()[0]
     return out
 
 
@@ -252,9 +255,13 @@ def run_child(task: dict, log_dir: Path, single_thread: bool) -> dict:
                                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
         monitor = TreeRSS(proc.pid)
         monitor.start()
-        code = proc.wait()
-        monitor.halt.set()
-        monitor.join()
+        try:
+            code = proc.wait()
+        finally:
+            monitor.halt.set()
+            monitor.join()
+            if proc.poll() is None:  # interrupted: end the child and its descendants
+                kill_tree(proc.pid)
     wall = time.perf_counter() - start
     os.unlink(task_path)
     if code != 0:
@@ -267,6 +274,22 @@ def run_child(task: dict, log_dir: Path, single_thread: bool) -> dict:
     result["rss_samples"] = monitor.samples
     result["process_wall_s"] = wall
     return result
+
+
+def kill_tree(pid: int) -> None:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = root.children(recursive=True) + [root]
+    except psutil.Error:
+        return
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=10)
 
 
 def dir_bytes(path: Path) -> int:
@@ -319,6 +342,7 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
                 "qps": n / sum(lat), "p50_ms": percentile(lat, 50) * 1e3, "p95_ms": percentile(lat, 95) * 1e3,
                 "qps_with_open": n / (r["open_s"] + sum(lat)),  # warm-up (numba's JIT) shown on its own
                 "batch_qps": (n / r["batch_s"]) if "batch_s" in r else None,
+                "batch_qps_with_open": (n / (r["open_s"] + r["batch_s"])) if "batch_s" in r else None,
                 "peak_rss_bytes": r["peak_rss_bytes"],
             })
         summary["query"][system] = {key: [p[key] for p in per_run if p[key] is not None] for key in per_run[0]}
@@ -355,12 +379,13 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
         p()
         p("(b) queries: whole query set, top-1000, 1 process, 1 thread (fresh child each)")
         p(f"{'system':16s} {'open/prepare s':>20s} {'warm-up s':>10s} {'QPS':>22s} {'p50 ms':>9s} {'p95 ms':>9s} "
-          f"{'QPS incl. open':>16s} {'batch QPS':>10s} {'peak RSS MiB':>13s}")
+          f"{'QPS incl. open':>16s} {'batch QPS':>10s} {'batch incl. open':>17s} {'peak RSS MiB':>13s}")
         for system, q in summary["query"].items():
             batch = f"{med(q['batch_qps']):,.1f}" if q["batch_qps"] else "-"
+            batch_open = f"{med(q['batch_qps_with_open']):,.1f}" if q["batch_qps_with_open"] else "-"
             p(f"{system:16s} {spread(q['open_s'], '{:.2f}'):>20s} {med(q['warmup_s']):10.3f} "
               f"{spread(q['qps'], '{:,.1f}'):>22s} {med(q['p50_ms']):9.2f} {med(q['p95_ms']):9.2f} "
-              f"{med(q['qps_with_open']):16,.1f} {batch:>10s} {med(q['peak_rss_bytes']) / MIB:13,.0f}")
+              f"{med(q['qps_with_open']):16,.1f} {batch:>10s} {batch_open:>17s} {med(q['peak_rss_bytes']) / MIB:13,.0f}")
         for system, q in summary["query"].items():
             p(f"  {system}: {q['settings']}")
     if overlap:
@@ -415,6 +440,11 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
          irq is not None and med(irq["qps"]) >= GOALS["qps"])
     goal("queries/s, BM25 top-1000 including prepare", med(irq["qps_with_open"]) if irq else nan, ">= 200",
          irq is not None and med(irq["qps_with_open"]) >= GOALS["qps"])
+    if irq and irq.get("batch_qps"):
+        goal("queries/s, BM25 top-1000, batch (Scorer.run)", med(irq["batch_qps"]), ">= 200",
+             med(irq["batch_qps"]) >= GOALS["qps"])
+        goal("queries/s, BM25 top-1000, batch including prepare", med(irq["batch_qps_with_open"]), ">= 200",
+             med(irq["batch_qps_with_open"]) >= GOALS["qps"])
     if g.get("single"):
         r = med(g["grid20"]) / med(g["single"])
         goal("20-point grid / single point", r, "<= 3", r <= GOALS["grid_ratio"], "x")
@@ -492,8 +522,16 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
     parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--report", type=Path, help="print the summary of a --json file of an earlier run, and stop")
     args = parser.parse_args()
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        print_report(saved["summary"], saved["overlap"], saved["meta"], saved["meta"]["peers"])
+        return
 
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that run_child ends its child tree
     peers = [name for name in args.peers.split(",") if name]
     for name in peers:
         if name not in ("bm25s", "tantivy"):
@@ -543,7 +581,7 @@ def main() -> None:
                 builds.setdefault(system, []).append(result)
                 print(f"[build {r + 1}/{args.repeats}] {system:14s} {result['seconds']:8.1f} s  "
                       f"{args.docs / result['seconds']:10,.0f} docs/s  peak RSS {result['peak_rss_bytes'] / MIB:8,.0f} MiB  "
-                      f"index {result['index_bytes'] / MIB:8,.1f} MiB  ({result['rss_samples']} RSS samples)", flush=True)
+                      f"index {result['index_bytes'] / MIB:8,.1f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
     else:
         for system in ["irgrid"] + peers:
             if not index_dirs[system].exists():
@@ -567,7 +605,8 @@ def main() -> None:
             batch = f"  batch {len(lat) / result['batch_s']:8,.1f} q/s" if "batch_s" in result else ""
             print(f"[query {r + 1}/{args.repeats}] {system:14s} open {result['open_s']:7.2f} s  warm-up "
                   f"{result['warmup_s']:6.3f} s  {len(lat) / sum(lat):9,.1f} q/s  p50 {percentile(lat, 50) * 1e3:7.2f} ms  "
-                  f"p95 {percentile(lat, 95) * 1e3:7.2f} ms{batch}  peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB",
+                  f"p95 {percentile(lat, 95) * 1e3:7.2f} ms{batch}  peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  "
+                  f"(load {result['loadavg_1min']:.1f})",
                   flush=True)
 
     # (c) grid
@@ -579,7 +618,7 @@ def main() -> None:
                 result = run_child(task, log_dir, single_thread=True)
                 grids.setdefault(name, []).append(result)
                 print(f"[grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
-                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB", flush=True)
+                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
 
     overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
     summary = summarise(builds, queries, grids, args.docs)
