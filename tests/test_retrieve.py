@@ -69,3 +69,11 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
     back = read_run(tmp_path / "run.parquet")
     assert back["docno"].tolist()[0] in {"d1", "d3"} and back["rank"].tolist() == [1, 2, 3]
     pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10))
+
+
+@given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())
+def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
+    from irgrid.ranking import kth_largest
+
+    k = data.draw(st.integers(1, len(values)))
+    assert kth_largest(np.array(values), k) == sorted(values, reverse=True)[k - 1]

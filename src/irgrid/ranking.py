@@ -17,11 +17,12 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
 
     The postings of term ``i`` are ``docids[term_offsets[i]:term_offsets[i+1]]``;
     query ``q``'s terms are ``query_term_offsets[q]:query_term_offsets[q+1]``.
-    Returns ``(candidates, candidate_offsets, slots)``: query ``q``'s
-    candidates are ``candidates[candidate_offsets[q]:candidate_offsets[q+1]]``
-    (in order of first occurrence in its postings), and posting ``p`` adds to
-    candidate ``candidate_offsets[q] + slots[p]``.  O(postings): a dense
-    docid -> slot map, reset after each query for the documents it touched.
+    Returns ``(candidates, candidate_offsets, slots)``: query ``q``'s candidates
+    are ``candidates[candidate_offsets[q]:candidate_offsets[q+1]]`` (in order of
+    first occurrence in its postings) and posting ``p`` adds to candidate
+    ``slots[p]`` (an index into ``candidates``).  O(postings): a dense
+    docid -> slot map (int32: the smallest that fits, as its random accesses
+    bound the pass), reset after each query for the documents it touched.
     """
     num_queries = len(query_term_offsets) - 1
     slot_of_doc = np.full(num_docs, -1, np.int32)
@@ -39,11 +40,48 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
                 slot_of_doc[d] = s
                 candidates[n] = d
                 n += 1
-            slots[p] = s
+            slots[p] = first + s
         for c in range(first, n):
             slot_of_doc[candidates[c]] = -1
         candidate_offsets[q + 1] = n
     return candidates[:n].copy(), candidate_offsets, slots
+
+
+@njit(cache=True, nogil=True)
+def kth_largest(values, k):
+    """The k-th largest of ``values`` (1 <= k <= len): one pass with a min-heap of the k best."""
+    heap = values[:k].copy()
+    # heapify (min-heap)
+    for start in range(k // 2 - 1, -1, -1):
+        i = start
+        while True:
+            smallest = i
+            left = 2 * i + 1
+            if left < k and heap[left] < heap[smallest]:
+                smallest = left
+            if left + 1 < k and heap[left + 1] < heap[smallest]:
+                smallest = left + 1
+            if smallest == i:
+                break
+            heap[i], heap[smallest] = heap[smallest], heap[i]
+            i = smallest
+    for j in range(k, len(values)):
+        v = values[j]
+        if v > heap[0]:
+            heap[0] = v
+            i = 0
+            while True:
+                smallest = i
+                left = 2 * i + 1
+                if left < k and heap[left] < heap[smallest]:
+                    smallest = left
+                if left + 1 < k and heap[left + 1] < heap[smallest]:
+                    smallest = left + 1
+                if smallest == i:
+                    break
+                heap[i], heap[smallest] = heap[smallest], heap[i]
+                i = smallest
+    return heap[0]
 
 
 @njit(cache=True, nogil=True)
@@ -66,16 +104,32 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
         hi = candidate_offsets[q + 1]
         segment = scores[lo:hi]
         n = hi - lo
+        if n == 0:
+            continue
         if n > depth:
-            threshold = -np.partition(-segment, depth - 1)[depth - 1]
-            keep = np.flatnonzero(segment >= threshold)
+            keep = np.flatnonzero(segment >= kth_largest(segment, depth))
         else:
             keep = np.arange(n)
-        # docno order first, then a stable sort by score: (score desc, docno asc)
-        keep = keep[np.argsort(docno_rank[candidates[lo + keep]], kind="mergesort")]
-        keep = keep[np.argsort(-segment[keep], kind="mergesort")]
-        m = offsets[q + 1] - offsets[q]
-        for i in range(m):
-            out_docids[offsets[q] + i] = candidates[lo + keep[i]]
-            out_scores[offsets[q] + i] = segment[keep[i]]
+        kept_scores = segment[keep]
+        order = np.argsort(-kept_scores)
+        # equal scores: by docno (runs of ties are short; insertion sort)
+        i = 0
+        m = len(order)
+        while i < m:
+            j = i + 1
+            while j < m and kept_scores[order[j]] == kept_scores[order[i]]:
+                j += 1
+            if j - i > 1:
+                for a in range(i + 1, j):
+                    item = order[a]
+                    rank = docno_rank[candidates[lo + keep[item]]]
+                    b = a - 1
+                    while b >= i and docno_rank[candidates[lo + keep[order[b]]]] > rank:
+                        order[b + 1] = order[b]
+                        b -= 1
+                    order[b + 1] = item
+            i = j
+        for r in range(offsets[q + 1] - offsets[q]):
+            out_docids[offsets[q] + r] = candidates[lo + keep[order[r]]]
+            out_scores[offsets[q] + r] = kept_scores[order[r]]
     return out_docids, out_scores, offsets

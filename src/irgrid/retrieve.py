@@ -91,13 +91,9 @@ class PreparedQuerySet(Sequence):
         self.query_term_offsets = query_term_offsets
         self.docids = docids
         self.tfs = tfs
-        self.candidates, self.candidate_offsets, slots = candidate_slots(
-            docids, term_offsets, query_term_offsets, len(doc_lengths)
-        )
-        term_query = np.repeat(np.arange(len(qids)), np.diff(query_term_offsets))
-        posting_query = np.repeat(term_query, np.diff(term_offsets))
-        self.local_slots = slots
-        self.global_slots = slots + self.candidate_offsets[posting_query]
+        self.candidates, self.candidate_offsets, self.global_slots = candidate_slots(
+            docids, term_offsets, query_term_offsets, len(doc_lengths))
+        # gathered once for all parameter points (docids ascend within a term: near-sequential)
         self.posting_lengths = doc_lengths[docids]
         self.posting_unique_terms = doc_unique_terms[docids]
         self.candidate_lengths = doc_lengths[self.candidates]
@@ -113,7 +109,8 @@ class PreparedQuerySet(Sequence):
         if isinstance(q, slice):
             return [self[i] for i in range(*q.indices(len(self)))]
         first, last = self.query_term_offsets[q], self.query_term_offsets[q + 1]
-        slots = [self.local_slots[self.term_offsets[i]:self.term_offsets[i + 1]] for i in range(first, last)]
+        base = self.candidate_offsets[q]
+        slots = [self.global_slots[self.term_offsets[i]:self.term_offsets[i + 1]] - base for i in range(first, last)]
         candidates = self.candidates[self.candidate_offsets[q]:self.candidate_offsets[q + 1]]
         return PreparedQuery(self.qids[q], self.terms[first:last], candidates, slots)
 
