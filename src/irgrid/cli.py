@@ -270,7 +270,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("synthesize", help="write a deterministic synthetic collection (docs shards + topics)")
+    p.add_argument("--out", required=True, help="directory: docs/part-XXXX.parquet, topics.parquet, spec.json")
+    p.add_argument("--docs", type=int, default=1_000_000, help="number of documents")
+    p.add_argument("--vocabulary", type=int, default=500_000, help="number of distinct words")
+    p.add_argument("--mean-length", type=float, default=120.0, help="mean document length in words")
+    p.add_argument("--length-sigma", type=float, default=0.6, help="log-normal sigma of the lengths")
+    p.add_argument("--zipf", type=float, default=1.0, help="Zipf exponent of the word distribution")
+    p.add_argument("--queries", type=int, default=1000, help="number of queries (2-6 words each)")
+    p.add_argument("--docs-per-shard", type=int, default=50_000)
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.synthetic's)")
+    p.set_defaults(func=cmd_synthesize)
     return parser
+
+
+def cmd_synthesize(args) -> None:
+    from .synthetic import SyntheticSpec, write_synthetic_collection
+
+    spec = SyntheticSpec(num_docs=args.docs, vocabulary_size=args.vocabulary, mean_length=args.mean_length,
+                         length_sigma=args.length_sigma, zipf_exponent=args.zipf, num_queries=args.queries,
+                         docs_per_shard=args.docs_per_shard,
+                         **({} if args.seed is None else {"seed": args.seed}))
+    started = time.perf_counter()
+    write_synthetic_collection(spec, args.out)
+    log.info("wrote %d documents in %d shards and %d queries to %s in %.1fs", spec.num_docs, spec.num_shards,
+             spec.num_queries, args.out, time.perf_counter() - started)
 
 
 def main(argv: list[str] | None = None) -> int:
