@@ -47,40 +47,32 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     return candidates[:n].copy(), candidate_offsets, slots
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(heap, i, k):
+    """Restore the min-heap property of ``heap[:k]`` below position ``i``."""
+    while True:
+        smallest = i
+        left = 2 * i + 1
+        if left < k and heap[left] < heap[smallest]:
+            smallest = left
+        if left + 1 < k and heap[left + 1] < heap[smallest]:
+            smallest = left + 1
+        if smallest == i:
+            return
+        heap[i], heap[smallest] = heap[smallest], heap[i]
+        i = smallest
+
+
 @njit(cache=True, nogil=True)
 def kth_largest(values, k):
     """The k-th largest of ``values`` (1 <= k <= len): one pass with a min-heap of the k best."""
     heap = values[:k].copy()
-    # heapify (min-heap)
     for start in range(k // 2 - 1, -1, -1):
-        i = start
-        while True:
-            smallest = i
-            left = 2 * i + 1
-            if left < k and heap[left] < heap[smallest]:
-                smallest = left
-            if left + 1 < k and heap[left + 1] < heap[smallest]:
-                smallest = left + 1
-            if smallest == i:
-                break
-            heap[i], heap[smallest] = heap[smallest], heap[i]
-            i = smallest
+        _sift_down(heap, start, k)
     for j in range(k, len(values)):
-        v = values[j]
-        if v > heap[0]:
-            heap[0] = v
-            i = 0
-            while True:
-                smallest = i
-                left = 2 * i + 1
-                if left < k and heap[left] < heap[smallest]:
-                    smallest = left
-                if left + 1 < k and heap[left + 1] < heap[smallest]:
-                    smallest = left + 1
-                if smallest == i:
-                    break
-                heap[i], heap[smallest] = heap[smallest], heap[i]
-                i = smallest
+        if values[j] > heap[0]:
+            heap[0] = values[j]
+            _sift_down(heap, 0, k)
     return heap[0]
 
 

@@ -194,6 +194,7 @@ class Scorer:
                                      self.stats, point)
             contributions[lo:hi] = term.qtf * part
         scores = np.bincount(queries.global_slots, weights=contributions, minlength=len(queries.candidates))
+        scores = scores.astype(np.float64, copy=False)  # with no postings at all, bincount gives ints
         candidate_offsets = queries.candidate_offsets
         for q in range(len(queries)):
             lo, hi = candidate_offsets[q], candidate_offsets[q + 1]

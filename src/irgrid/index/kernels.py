@@ -15,6 +15,18 @@ from numba import njit
 FIRST_TERM, FIRST_REL, NUM_TOKENS, MORE_COUNT, MORE_START = range(5)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _emit(term, docid, position, k, terms, docids, positions, last_doc_of_term):
+    """Write token ``k``; 1 if it is the document's first occurrence of the term, else 0."""
+    terms[k] = term
+    docids[k] = docid
+    positions[k] = position
+    if last_doc_of_term[term] != docid:
+        last_doc_of_term[term] = docid
+        return 1
+    return 0
+
+
 @njit(cache=True, nogil=True)
 def expand_tokens(word_doc_offsets, word_ids, word_info, more_terms, more_rel, first_docid, last_doc_of_term):
     """Terms of a run of documents, from its whitespace-separated words.
@@ -48,23 +60,13 @@ def expand_tokens(word_doc_offsets, word_ids, word_info, more_terms, more_rel, f
         distinct = 0
         for i in range(word_doc_offsets[d], word_doc_offsets[d + 1]):
             info = word_info[word_ids[i]]
-            t = info[FIRST_TERM]
-            if t >= 0:
-                terms[k] = t
-                docids[k] = docid
-                positions[k] = position + info[FIRST_REL]
-                if last_doc_of_term[t] != docid:
-                    last_doc_of_term[t] = docid
-                    distinct += 1
+            if info[FIRST_TERM] >= 0:
+                distinct += _emit(info[FIRST_TERM], docid, position + info[FIRST_REL], k, terms, docids, positions,
+                                  last_doc_of_term)
                 k += 1
                 for j in range(info[MORE_START], info[MORE_START] + info[MORE_COUNT]):
-                    t = more_terms[j]
-                    terms[k] = t
-                    docids[k] = docid
-                    positions[k] = position + more_rel[j]
-                    if last_doc_of_term[t] != docid:
-                        last_doc_of_term[t] = docid
-                        distinct += 1
+                    distinct += _emit(more_terms[j], docid, position + more_rel[j], k, terms, docids, positions,
+                                      last_doc_of_term)
                     k += 1
             position += info[NUM_TOKENS]
         lengths[d] = k - first
