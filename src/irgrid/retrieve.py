@@ -322,8 +322,10 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     return table.select(RUN_COLUMNS).to_pandas()
 
 
-def write_trec_run(run: pd.DataFrame, path: str | os.PathLike, tag: str) -> None:
-    """Export a run in TREC format: qid Q0 docno rank score tag."""
+def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: str) -> None:
+    """Export a run (DataFrame or Arrow table) in TREC format: qid Q0 docno rank score tag."""
+    if isinstance(run, pa.Table):
+        run = run.to_pandas()
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for qid, docno, rank, score in zip(run["qid"], run["docno"], run["rank"], run["score"]):
             out.write(f"{qid} Q0 {docno} {rank} {score:.6f} {tag}\n")
