@@ -185,10 +185,13 @@ def test_byte_identical_for_any_shard_count(tmp_path):
 
 def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    assert build_mod._term_groups(np.array([2, 1, 9, 1, 1, 1, 0]), 3) == [(0, 2), (2, 3), (3, 7)]
     # a run per document, and a word table that must grow many times, give the same index
     monkeypatch.setattr(build_mod, "RUN_TOKENS", 1)
     monkeypatch.setattr(build_mod, "READ_BATCH_ROWS", 1)
     monkeypatch.setattr(build_mod._Vocabulary, "INITIAL_SLOTS", 2)
+    # bucket merges in groups of a few tokens, frequent terms streamed alone
+    monkeypatch.setattr(build_mod, "TOKENS_PER_BUCKET", 3)
     assert file_hashes(build(DOCS, tmp_path, "runs", num_shards=2)) == ref
     monkeypatch.undo()
     # default: a local pool of processes
@@ -346,7 +349,7 @@ def test_input_errors(tmp_path):
     with pytest.raises(InputFormatError, match="docno"):
         build_index(bad, tmp_path / "idx", HAND, scheduler="sync", progress=False)
     dup = write_shards([("a", "x"), ("b", "y"), ("a", "z")], tmp_path / "dup", 2)
-    with pytest.raises(InputFormatError, match="unique docnos"):
+    with pytest.raises(InputFormatError, match="unique docnos.*duplicates 'a'$"):
         build_index(dup, tmp_path / "idx", HAND, scheduler="sync", progress=False)
     assert not (tmp_path / "idx").exists()
 

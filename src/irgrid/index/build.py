@@ -493,7 +493,7 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
 
 def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     """Sort the token pieces of one bucket into ``postings/bucket-XXXX.parquet`` and its term statistics."""
-    from .kernels import counting_sort, group_postings
+    from .kernels import counting_sort
 
     tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
@@ -515,41 +515,40 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         # for the forward index: the shard's local ids -> index among the bucket's terms
         _save_arrays(tmp_path / "pieces" / "term-ids" / f"shard-{shard:06d}-bucket-{bucket:04d}.npz",
                      local_ids=local.astype(np.int32), bucket_index=lut[local])
-    terms, docids, positions = [], [], []
-    for f in sorted(piece_dir.glob("shard-*-run-*.npz")):  # (shard, run) order = docid order
-        arrays = _load_arrays(f)
-        terms.append(lookup[int(f.name.split("-")[1])][arrays["terms"]])
-        docids.append(arrays["docids"])
-        positions.append(arrays["positions"])
     num_terms = len(bucket_terms)
-    if terms:
-        terms, docids, positions = np.concatenate(terms), np.concatenate(docids), np.concatenate(positions)
-        order, _ = counting_sort(terms, num_terms)  # stable: (term, docid, position) order
-        terms, docids, positions = terms[order], docids[order], positions[order]
-        del order
-    else:
-        terms = docids = positions = np.zeros(0, dtype=np.int32)
-    starts = group_postings(terms, docids)
-    first = starts[:-1]
-    posting_terms = terms[first]
-    # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
-    # writing a repeated string column costs more than the rest of the bucket together.
-    table = pa.Table.from_arrays(
-        [
-            pa.array(docids[first], pa.int32()),
-            pa.array(np.diff(starts).astype(np.int32)),
-            pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), pa.array(positions, pa.int32())),
-        ],
-        schema=POSTINGS_SCHEMA,
-    )
-    write_parquet(
-        table,
-        tmp_path / "postings" / f"bucket-{bucket:04d}.parquet",
-        POSTINGS_ROW_GROUP,
-        dictionary_columns=False,
-    )
-    df = np.bincount(posting_terms, minlength=num_terms).astype(np.int32)
-    cf = np.bincount(terms, minlength=num_terms).astype(np.int64)
+    piece_files = sorted(piece_dir.glob("shard-*-run-*.npz"))  # (shard, run) order = docid order
+
+    def pieces():
+        for f in piece_files:
+            arrays = _load_arrays(f)
+            yield lookup[int(f.name.split("-")[1])][arrays["terms"]], arrays["docids"], arrays["positions"]
+
+    # Tokens per term first, then groups of consecutive terms of at most TOKENS_PER_BUCKET
+    # tokens, each sorted and written in turn: a bucket's memory is bounded even when one
+    # term (the most frequent of a Zipfian vocabulary: several % of all tokens) dwarfs it.
+    cf = np.zeros(num_terms, dtype=np.int64)
+    for terms, _, _ in pieces():
+        cf += np.bincount(terms, minlength=num_terms)
+    df = np.zeros(num_terms, dtype=np.int32)
+    path = tmp_path / "postings" / f"bucket-{bucket:04d}.parquet"
+    with _RowGroupWriter(path, POSTINGS_SCHEMA, POSTINGS_ROW_GROUP) as writer:
+        for lo, hi in _term_groups(cf, TOKENS_PER_BUCKET):
+            if hi - lo == 1:
+                # one term: its tokens already come in (docid, position) order, piece by piece
+                for terms, docids, positions in pieces():
+                    rows = np.flatnonzero(terms == lo)
+                    if len(rows):
+                        df[lo] += writer.add_postings(terms[rows], docids[rows], positions[rows])
+                continue
+            group = [(t[m], d[m], p[m]) for t, d, p in pieces() for m in [(t >= lo) & (t < hi)]]
+            terms = np.concatenate([g[0] for g in group]) if group else np.zeros(0, np.int32)
+            docids = np.concatenate([g[1] for g in group]) if group else np.zeros(0, np.int32)
+            positions = np.concatenate([g[2] for g in group]) if group else np.zeros(0, np.int32)
+            del group
+            order, _ = counting_sort(terms - lo, hi - lo)  # stable: (term, docid, position) order
+            terms, docids, positions = terms[order], docids[order], positions[order]
+            del order
+            writer.add_postings(terms, docids, positions, df)
     start = np.zeros(num_terms, dtype=np.int64)
     np.cumsum(df[:-1], out=start[1:])
     stats = pa.Table.from_arrays(
@@ -557,10 +556,91 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         schema=TERMS_SCHEMA,
     )
     pq.write_table(stats, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
-    rows = table.num_rows
-    del table, terms, docids, positions
     shutil.rmtree(piece_dir, ignore_errors=True)
-    return {"bucket": bucket, "postings": rows, "terms": num_terms}
+    return {"bucket": bucket, "postings": int(df.sum()), "terms": num_terms}
+
+
+def _term_groups(token_counts: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive term ranges ``[lo, hi)`` of at most ``limit`` tokens (a larger term alone)."""
+    groups = []
+    lo, total = 0, 0
+    for t, count in enumerate(token_counts.tolist()):
+        if t > lo and total + count > limit:
+            groups.append((lo, t))
+            lo, total = t, 0
+        total += count
+    if lo < len(token_counts):
+        groups.append((lo, len(token_counts)))
+    # a term over the limit gets a group of its own
+    split = []
+    for lo, hi in groups:
+        if hi - lo > 1 and token_counts[lo:hi].max() > limit:
+            split.extend((t, t + 1) for t in range(lo, hi))
+        else:
+            split.append((lo, hi))
+    return split
+
+
+class _RowGroupWriter:
+    """Rows appended in order, written in row groups of exactly ``row_group`` rows.
+
+    Row groups do not depend on how the rows arrived, so the file's bytes do not
+    either; written with the options of :func:`write_parquet` (no dictionaries).
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema, row_group: int, use_dictionary: bool = False):
+        self.writer = pq.ParquetWriter(path, schema, compression="zstd", compression_level=3,
+                                       use_dictionary=use_dictionary, write_statistics=True, store_schema=True)
+        self.row_group = row_group
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+
+    def __enter__(self):
+        return self
+
+    def add_postings(self, terms, docids, positions, df=None) -> int:
+        """Append the postings of tokens sorted by (term, docid, position); count them into ``df``."""
+        from .kernels import group_postings
+
+        starts = group_postings(terms, docids)
+        first = starts[:-1]
+        if df is not None:
+            df += np.bincount(terms[first], minlength=len(df)).astype(df.dtype)
+        if not len(first):
+            return 0
+        # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
+        # writing a repeated string column costs more than the rest of the bucket together.
+        self.add(pa.Table.from_arrays(
+            [
+                pa.array(docids[first], pa.int32()),
+                pa.array(np.diff(starts).astype(np.int32)),
+                pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), pa.array(positions, pa.int32())),
+            ],
+            schema=POSTINGS_SCHEMA,
+        ))
+        return len(first)
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.pending_rows += table.num_rows
+        if self.pending_rows >= max(self.row_group, 1 << 16):
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        if not self.pending_rows:
+            return
+        table = pa.concat_tables(self.pending).combine_chunks()
+        cut = self.pending_rows if final else (self.pending_rows // self.row_group) * self.row_group
+        if cut:
+            self.writer.write_table(table.slice(0, cut), row_group_size=self.row_group)
+        rest = table.slice(cut)
+        self.pending = [rest] if rest.num_rows else []
+        self.pending_rows = rest.num_rows
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self._flush(final=True)
+        self.writer.close()
 
 
 def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=None) -> int:
@@ -600,21 +680,48 @@ def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=
     return table.num_rows
 
 
+def _string_hashes(strings: pa.Array) -> np.ndarray:
+    from .kernels import hash_strings
+
+    strings = strings.cast(pa.large_string())
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], np.int64)[strings.offset: strings.offset + len(strings) + 1]
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return hash_strings(data, offsets)
+
+
 def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
-    """Write ``docs.parquet``; returns the collection totals."""
+    """Write ``docs.parquet`` shard after shard; returns the collection totals.
+
+    Streams: a shard's rows at a time, plus 8 bytes a document (a hash of its
+    docno) to find duplicate docnos, which are then confirmed on the strings.
+    """
     tmp_path = Path(tmp)
-    table = _read_pieces(tmp_path / "pieces" / "docs", DOCS_SCHEMA)
-    table = table.take(pc.sort_indices(table, sort_keys=[("docid", "ascending")]))
-    n = table.num_rows
-    docids = table.column("docid")
-    if n and (pc.min(docids).as_py() != 0 or pc.max(docids).as_py() != n - 1):  # pragma: no cover
-        raise RuntimeError("internal error: docids are not 0..N-1")
-    if pc.count_distinct(table.column("docno")).as_py() != n:
-        counts = pc.value_counts(table.column("docno"))
-        dups = [v["values"] for v in counts.to_pylist() if v["counts"] > 1][:5]
-        raise ShardFormatError(docs_dir, None, "unique docnos", "duplicates " + ", ".join(map(repr, dups)))
-    write_parquet(table, tmp_path / "docs.parquet", DOCS_ROW_GROUP, sorting_columns=[pq.SortingColumn(0)])
-    total = pc.sum(table.column("length")).as_py() or 0
+    files = sorted((tmp_path / "pieces" / "docs").glob("*.parquet"))  # shard order = docid order
+    n = 0
+    total = 0
+    hashes = []
+    with _RowGroupWriter(tmp_path / "docs.parquet", DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=True) as writer:
+        for f in files:
+            table = pq.read_table(f, schema=DOCS_SCHEMA)
+            docids = table.column("docid").to_numpy()
+            if len(docids) and (docids[0] != n or docids[-1] != n + len(docids) - 1):  # pragma: no cover
+                raise RuntimeError("internal error: docids are not 0..N-1")
+            n += len(docids)
+            total += pc.sum(table.column("length")).as_py() or 0
+            hashes.append(_string_hashes(table.column("docno").combine_chunks()))
+            writer.add(table)
+    hashes = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, np.uint64)
+    suspects = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    if len(suspects):
+        seen: dict[str, int] = {}
+        for f in files:
+            docnos = pq.read_table(f, columns=["docno"]).column("docno").combine_chunks()
+            for docno in docnos.filter(pa.array(np.isin(_string_hashes(docnos), suspects))).to_pylist():
+                seen[docno] = seen.get(docno, 0) + 1
+        dups = [docno for docno, count in seen.items() if count > 1][:5]
+        if dups:
+            raise ShardFormatError(docs_dir, None, "unique docnos", "duplicates " + ", ".join(map(repr, dups)))
     return {"num_docs": n, "total_length": int(total)}
 
 

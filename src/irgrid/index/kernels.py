@@ -216,3 +216,16 @@ def gather_bytes(data, starts, ends):
     for i in range(n):
         out[offsets[i]:offsets[i + 1]] = data[starts[i]:ends[i]]
     return out, offsets
+
+
+@njit(cache=True, nogil=True)
+def hash_strings(data, offsets):
+    """A 64-bit FNV-1a hash of each string ``data[offsets[i]:offsets[i+1]]`` (a pre-filter, not an identity)."""
+    n = len(offsets) - 1
+    out = np.empty(n, np.uint64)
+    for i in range(n):
+        h = _FNV_OFFSET_A
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * _FNV_PRIME
+        out[i] = h
+    return out
