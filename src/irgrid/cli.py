@@ -80,7 +80,7 @@ def cmd_retrieve(args) -> None:
     imported = time.perf_counter()
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
-    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth)
+    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True)
     scored = time.perf_counter()
     for run, out in zip(runs, args.out):
         write_run(run, out)
@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="build the partitioned Parquet inverted index with Dask")
     p.add_argument("--docs", required=True, help="directory of document shards")
     p.add_argument("--analyzer", required=True, help="analyzer as JSON")
-    p.add_argument("--num-buckets", type=int, default=16)
+    p.add_argument("--num-buckets", type=int, default=None,
+                   help="postings buckets (default: one per 4M tokens, at least 16)")
     p.add_argument("--scheduler", default=None, help="dask.distributed scheduler address")
     p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
     p.add_argument("--out", required=True)

@@ -10,7 +10,9 @@ rule build_index:
         "logs/{collection}/index/{analyzer}.log",
     params:
         analyzer=analyzer_json,
-        num_buckets=config["index"]["num_buckets"],
+        num_buckets=f"--num-buckets {config['index']['num_buckets']}" if config["index"]["num_buckets"] else "",
+        # an index of an older format is refused by the reader: a new format rebuilds it
+        format_version=INDEX_FORMAT_VERSION,
         scheduler=f"--scheduler {config['dask']['scheduler']}" if config["dask"]["scheduler"] else "",
     threads: 2
     resources:
@@ -19,5 +21,5 @@ rule build_index:
         "../envs/irgrid.yaml"
     shell:
         "irgrid index --docs {input.docs:q} --analyzer {params.analyzer:q}"
-        " --num-buckets {params.num_buckets} {params.scheduler} --workers {threads}"
+        " {params.num_buckets} {params.scheduler} --workers {threads}"
         " --out {output:q} 2> {log:q}"
