@@ -68,7 +68,7 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
     write_run(table, tmp_path / "run.parquet")
     back = read_run(tmp_path / "run.parquet")
     assert back["docno"].tolist()[0] in {"d1", "d3"} and back["rank"].tolist() == [1, 2, 3]
-    pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10))
+    pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10), check_dtype=False)
 
 
 @given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())

@@ -251,7 +251,9 @@ class Scorer:
         """A whole run (qid, docno, rank, score) for one parameter point."""
         if not isinstance(queries, PreparedQuerySet):
             return self._run_per_query(model, queries, point, depth)
-        return self.run_table(model, queries, point, depth).to_pandas()
+        run = self.run_table(model, queries, point, depth).to_pandas()
+        # the column types of the per-query path (object strings), whatever pandas' string default
+        return run.astype({"qid": object, "docno": object})
 
     def _run_per_query(self, model, queries, point, depth) -> pd.DataFrame:
         qids, docnos, ranks, scores = [], [], [], []
