@@ -89,8 +89,8 @@ TERMS_SCHEMA = pa.schema(
     ]
 )
 
-#: rows per row group of the term-sorted postings: small enough that a filter on
-#: ``term`` skips most of a bucket, large enough to keep the footers small.
+#: rows per row group of the postings: a reader reads whole row groups, so small ones
+#: waste little around a term's rows; large enough to keep the footers small.
 POSTINGS_ROW_GROUP = 8192
 #: documents per ``forward/part-XXXX.parquet`` (fixed, so independent of the input shards)
 FORWARD_PART_DOCS = 65536
@@ -465,12 +465,10 @@ def analyze_shard(
             _save_arrays(pieces / f"forward-{part:04d}" / f"shard-{shard:06d}.npz",
                          docids=f_docids[lo:hi], offsets=f_offsets[lo:hi + 1] - f_offsets[lo],
                          terms=f_terms[f_offsets[lo]:f_offsets[hi]])
-    # The shard's vocabulary (the terms it uses, with this worker's ids): whole, for the
-    # forward index, and per bucket, for the postings.
+    # The shard's vocabulary (the terms it uses, with this worker's ids), per bucket; the
+    # bucket tasks hand the forward index its id maps (pieces/term-ids).
     used = np.flatnonzero(seen["last_doc"][: len(vocabulary.terms)] >= 0).astype(np.int32)
     used_terms = vocabulary.terms.take(pa.array(used))
-    pq.write_table(pa.table({"local_id": pa.array(used), "term": used_terms}),
-                   pieces / "vocabulary" / f"shard-{shard:06d}.parquet", compression="none")
     order, starts = counting_sort(vocabulary.term_buckets[used], num_buckets)
     for b in range(num_buckets):
         rows = order[starts[b]:starts[b + 1]]
@@ -734,7 +732,8 @@ def merge_terms(tmp: str, bucket_results: list) -> int:
     """
     tmp_path = Path(tmp)
     table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
-    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP, sorting_columns=[pq.SortingColumn(0)])
+    # not sorted by term as a whole (bucket after bucket): no sorting_columns claim
+    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP)
     return table.num_rows
 
 
@@ -835,7 +834,7 @@ def build_index(
     try:
         # All directories exist before any task runs; tasks never create any, so
         # a straggler task of a failed build cannot resurrect a removed tmp dir.
-        for sub in ["postings", "forward", "pieces/docs", "pieces/terms", "pieces/vocabulary", "pieces/term-ids"]:
+        for sub in ["postings", "forward", "pieces/docs", "pieces/terms", "pieces/term-ids"]:
             (tmp / sub).mkdir(parents=True)
         for b in range(num_buckets):
             (tmp / "pieces" / f"bucket-{b:04d}").mkdir()

@@ -54,7 +54,6 @@ class IndexReader:
         self.docnos: np.ndarray = docs.column("docno").to_numpy(zero_copy_only=False)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
-        self._term_dict: dict[str, tuple[int, int]] | None = None
         self._terms_table: pa.Table | None = None
         self._bucket_files: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}
         self._docno_index: dict[str, int] | None = None
@@ -73,14 +72,6 @@ class IndexReader:
                 names=table.column_names,
             )
         return self._terms_table
-
-    def _terms(self) -> dict[str, tuple[int, int]]:
-        if self._term_dict is None:
-            t = self._term_table()
-            self._term_dict = dict(
-                zip(t.column("term").to_pylist(), zip(t.column("df").to_pylist(), t.column("cf").to_pylist()))
-            )
-        return self._term_dict
 
     @property
     def vocabulary(self) -> list[str]:
