@@ -83,8 +83,9 @@ class Irgrid:
     def __init__(self, family: str, point: dict):
         self.family, self.point = family, point
         self.name = f"irgrid-{family}"
-        self.settings = (f"irgrid {family} {point}: Scorer(IndexReader).prepare(topics); per query rank(q, score(model, "
-                         f"q, point), k); batch Scorer.run_table (Arrow run) where it exists, else Scorer.run")
+        self.settings = (f"irgrid {family} {point}: Scorer(IndexReader).prepare(topics); per query Scorer.top(model, "
+                         f"prepared, point, k, i, i + 1) where it exists (else rank(q, score(model, q, point), k)); "
+                         f"batch Scorer.run_table (Arrow run) where it exists, else Scorer.run")
 
     def open(self, index_dir, topics, depth: int) -> None:
         from irgrid.index import IndexReader
@@ -101,6 +102,10 @@ class Irgrid:
             raise RuntimeError("irgrid's prepared queries are not in topic order")
 
     def query(self, i: int):
+        top = getattr(self.scorer, "top", None)
+        if top is not None:  # the query-set engine, one query of the prepared set (fused kernel where the model has one)
+            docids, scores, _ = top(self.model, self.prepared, self.checked, self.depth, i, i + 1)
+            return docids, scores
         query = self.queries[i]
         return self.scorer.rank(query, self.scorer.score(self.model, query, self.checked), self.depth)
 

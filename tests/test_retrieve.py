@@ -77,3 +77,84 @@ def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
 
     k = data.draw(st.integers(1, len(values)))
     assert kth_largest(np.array(values), k) == sorted(values, reverse=True)[k - 1]
+
+
+# ---------------------------------------------------------------- fused kernels and ranking
+
+FUSED_FAMILIES = sorted(name for name, model in MODEL_FAMILIES.items() if model.kernel)
+
+
+def test_the_grid_models_have_fused_kernels():
+    # the families grids are swept over most; a kernel silently dropped would only show as slowness
+    assert {"bm25", "ql_dirichlet", "kl_ml"} <= set(FUSED_FAMILIES)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=documents, texts=queries, family=st.sampled_from(FUSED_FAMILIES), depth=st.integers(1, 20),
+       seed=st.integers(0, 10**6), k1=st.sampled_from([0.0, 0.3, 1.2, 3.0]), b=st.sampled_from([0.0, 0.5, 1.0]),
+       mu=st.sampled_from([1.0, 50.0, 2000.0]), threads=st.integers(1, 3))
+def test_fused_kernel_equals_per_query_path_at_any_point_and_threads(docs, texts, family, depth, seed, k1, b, mu,
+                                                                    threads):
+    rng = np.random.default_rng(seed)
+    docnos = [f"d{n:03d}" for n in rng.permutation(len(docs))]
+    scorer = Scorer(TinyIndex(dict(zip(docnos, docs))), threads=threads)
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    prepared = scorer.prepare(topics)
+    model = get_model(family)
+    point = model.check_point({"k1": k1, "b": b} if family == "bm25" else {"mu": mu})
+    expected = per_query_run(scorer, model, prepared, point, depth)
+    got = scorer.run(model, prepared, point, depth)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),
+                                  check_exact=True, check_dtype=False)
+    # any range of queries ranks as in the whole set
+    docids, scores, offsets = scorer.top(model, prepared, point, depth)
+    q = int(rng.integers(len(prepared)))
+    one_docids, one_scores, one_offsets = scorer.top(model, prepared, point, depth, q, q + 1)
+    assert one_docids.tolist() == docids[offsets[q]:offsets[q + 1]].tolist()
+    assert one_scores.tolist() == scores[offsets[q]:offsets[q + 1]].tolist()
+    assert one_offsets.tolist() == [0, offsets[q + 1] - offsets[q]]
+
+
+def test_long_runs_of_tied_scores_are_cut_by_docno():
+    # 3,000 documents, one term, the same tf and length: every score ties, so the depth-th
+    # place is decided by docno alone (docnos in an order unrelated to docids)
+    rng = np.random.default_rng(7)
+    numbers = rng.permutation(3000)
+    docs = {f"doc{n:05d}": ["a", "b"] if n % 3 else ["a", "c"] for n in numbers}
+    scorer = Scorer(TinyIndex(docs))
+    prepared = scorer.prepare(pd.DataFrame({"qid": ["1"], "text": ["a"]}))
+    for family in ("bm25", "ql_dirichlet", "tfidf"):
+        model = get_model(family)
+        run = scorer.run(model, prepared, model.check_point({}), depth=1000)
+        assert run["docno"].tolist() == [f"doc{n:05d}" for n in range(1000)]
+        assert run["score"].nunique() == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-4, 4).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
+                       max_size=400),
+       depth=st.integers(1, 60), seed=st.integers(0, 10**6))
+def test_top_k_is_the_head_of_the_sort_by_score_then_docno(values, depth, seed):
+    from irgrid.ranking import top_k
+
+    scores = np.array(values, dtype=np.float64)
+    n = len(scores)
+    candidates = np.arange(n, dtype=np.int32)
+    docno_rank = np.random.default_rng(seed).permutation(n).astype(np.int32)
+    docids, ranked_scores, offsets = top_k(scores, candidates, np.array([0, n], dtype=np.int64), docno_rank, depth)
+    expected = sorted(range(n), key=lambda d: (-scores[d], docno_rank[d]))[:depth]
+    assert docids.tolist() == expected
+    assert ranked_scores.tolist() == scores[expected].tolist()
+    assert offsets.tolist() == [0, min(depth, n)]
+
+
+def test_best_positions_holds_every_score_tied_with_the_last_kept():
+    from irgrid.ranking import best_positions
+
+    rng = np.random.default_rng(3)
+    for n, depth in [(50_000, 1000), (9_000, 1000), (5_000, 10), (1_001, 1000)]:
+        scores = np.round(rng.standard_normal(n), 2)  # many ties
+        kept = best_positions(scores, depth)
+        kth = np.sort(scores)[::-1][depth - 1]
+        assert set(np.flatnonzero(scores >= kth)) <= set(kept.tolist())
+        assert len(kept) >= depth and len(set(kept.tolist())) == len(kept)

@@ -80,7 +80,7 @@ def cmd_retrieve(args) -> None:
     imported = time.perf_counter()
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
-    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True)
+    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads)
     scored = time.perf_counter()
     for run, out in zip(runs, args.out):
         write_run(run, out)
@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", nargs="+", required=True, help="encoded parameter points (k1~0.9_b~0.4)")
     p.add_argument("--depth", type=int, default=1000)
     p.add_argument("--trec", action="store_true", help="also write a TREC-format run next to each output")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads to score and rank on (models with a fused kernel: bm25, ql_dirichlet, kl_ml)")
     p.add_argument("--out", nargs="+", required=True)
     p.set_defaults(func=cmd_retrieve)
 

@@ -1,14 +1,18 @@
 """numba kernels of query evaluation: candidate sets and top-k selection for a whole query set.
 
-Scoring itself stays in numpy, in each model's own ``term_scores``: the models
-are written once, as formulas, and checked against the papers; these kernels
-only do the bookkeeping that numpy cannot do without a sort per query.
+Scoring stays in each model's own ``term_scores`` (numpy) for most models; for
+the models that name a fused kernel (BM25, Dirichlet query likelihood: the
+ones grids are swept over most), :func:`score_and_rank` scores and ranks each
+query in one pass over its postings, calling the same scalar formulas
+(:mod:`irgrid.models.formulas`) as the model's numpy methods.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, bm25_part, dirichlet_document, dirichlet_part
 
 
 @njit(cache=True, nogil=True)
@@ -76,6 +80,118 @@ def kth_largest(values, k):
     return heap[0]
 
 
+#: a segment longer than this many times the depth finds its threshold from a sample first
+SAMPLE_WHEN_LONGER = 4
+#: scores in the sample
+SAMPLE_SIZE = 512
+
+
+@njit(cache=True, nogil=True)
+def best_positions(scores, depth):
+    """Positions of a superset of the ``depth`` best scores: every score >= some threshold.
+
+    The threshold is a high quantile of a strided sample of ``SAMPLE_SIZE``
+    scores, chosen so that about 1.5 ``depth`` scores reach it: one branch-free
+    pass counts them, a second collects them.  When fewer than ``depth`` reach
+    it (an unlucky sample), or the segment is short, the threshold is the
+    depth-th largest score itself (a heap over all scores).  Every score tied
+    with the depth-th largest is always included, so the docno tie-break can
+    be exact.
+    """
+    n = len(scores)
+    if n <= depth:
+        return np.arange(n)
+    if n > SAMPLE_WHEN_LONGER * depth:
+        sample = np.sort(scores[::max(1, n // SAMPLE_SIZE)][:SAMPLE_SIZE])
+        size = len(sample)
+        above_in_sample = min(int(1.5 * depth * size / n), size - 1)
+        threshold = sample[size - 1 - above_in_sample]
+        count = 0
+        for c in range(n):
+            count += scores[c] >= threshold
+        if count >= depth:
+            above = np.empty(count, np.int64)
+            i = 0
+            for c in range(n):
+                if scores[c] >= threshold:
+                    above[i] = c
+                    i += 1
+            return above
+    return np.flatnonzero(scores >= kth_largest(scores, depth))
+
+
+_SIGN = np.int64(-(2**63))
+_MAGNITUDE = np.int64(2**63 - 1)
+
+
+@njit(cache=True, nogil=True)
+def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
+    """``positions`` ordered by score descending, ties by docno ascending (``scores`` contiguous).
+
+    One integer sort of keys made of the negated score's order-preserving bits
+    with the low bits replaced by the item's index (so a key is unique and
+    carries its item), then an insertion pass with the exact comparison, which
+    only moves items within a run of keys equal but for those low bits: tied
+    scores (many, for short queries and integer lengths) or scores equal but for
+    their lowest bits.  Cheaper than an argsort of the floats and a tie-break.
+    """
+    m = len(positions)
+    shift = 1
+    while (1 << shift) < m:
+        shift += 1
+    low = (1 << shift) - 1
+    # the bits of -score (its sign flipped) as an int64 whose signed order is the float order
+    bits = scores.view(np.int64)
+    keys = np.empty(m, np.int64)
+    for i in range(m):
+        key = bits[positions[i]] ^ _SIGN
+        if key < 0:
+            key ^= _MAGNITUDE
+        keys[i] = (key & ~low) | i
+    keys.sort()
+    # each item's score and docno rank, gathered once: the pass below compares them often
+    order = np.empty(m, np.int64)
+    item_scores = np.empty(m, np.float64)
+    item_ranks = np.empty(m, np.int64)
+    for i in range(m):
+        position = positions[keys[i] & low]
+        order[i] = position
+        item_scores[i] = scores[position]
+        item_ranks[i] = docno_rank[candidates[position]]
+    for a in range(1, m):
+        position, score, rank = order[a], item_scores[a], item_ranks[a]
+        b = a - 1
+        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and item_ranks[b] > rank)):
+            order[b + 1], item_scores[b + 1], item_ranks[b + 1] = order[b], item_scores[b], item_ranks[b]
+            b -= 1
+        order[b + 1], item_scores[b + 1], item_ranks[b + 1] = position, score, rank
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at):
+    """The ``min(depth, n)`` best of ``scores`` (candidates ``candidates``) into ``out_*[out_at:]``.
+
+    Score descending, ties by docno ascending (``docno_rank[d]``: document
+    ``d``'s position in docno order, distinct for every document).
+    """
+    order = sort_by_score_then_docno(scores, best_positions(scores, depth), candidates, docno_rank)
+    for r in range(min(depth, len(scores))):
+        out_docids[out_at + r] = candidates[order[r]]
+        out_scores[out_at + r] = scores[order[r]]
+
+
+@njit(cache=True, nogil=True)
+def _result_offsets(candidate_offsets, first_query, last_query, depth):
+    offsets = np.zeros(last_query - first_query + 1, np.int64)
+    most = 0
+    for q in range(first_query, last_query):
+        n = candidate_offsets[q + 1] - candidate_offsets[q]
+        offsets[q - first_query + 1] = offsets[q - first_query] + min(depth, n)
+        most = max(most, n)
+    return offsets, most
+
+
 @njit(cache=True, nogil=True)
 def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     """Each query's ``depth`` best candidates: score descending, ties by docno ascending.
@@ -86,42 +202,61 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     ranking at ``offsets[q]:offsets[q+1]``.
     """
     num_queries = len(candidate_offsets) - 1
-    offsets = np.zeros(num_queries + 1, np.int64)
-    for q in range(num_queries):
-        offsets[q + 1] = offsets[q] + min(depth, candidate_offsets[q + 1] - candidate_offsets[q])
+    offsets, _ = _result_offsets(candidate_offsets, 0, num_queries, depth)
     out_docids = np.empty(offsets[num_queries], np.int32)
     out_scores = np.empty(offsets[num_queries], np.float64)
     for q in range(num_queries):
         lo = candidate_offsets[q]
         hi = candidate_offsets[q + 1]
-        segment = scores[lo:hi]
-        n = hi - lo
-        if n == 0:
-            continue
-        if n > depth:
-            keep = np.flatnonzero(segment >= kth_largest(segment, depth))
-        else:
-            keep = np.arange(n)
-        kept_scores = segment[keep]
-        order = np.argsort(-kept_scores)
-        # equal scores: by docno (runs of ties are short; insertion sort)
-        i = 0
-        m = len(order)
-        while i < m:
-            j = i + 1
-            while j < m and kept_scores[order[j]] == kept_scores[order[i]]:
-                j += 1
-            if j - i > 1:
-                for a in range(i + 1, j):
-                    item = order[a]
-                    rank = docno_rank[candidates[lo + keep[item]]]
-                    b = a - 1
-                    while b >= i and docno_rank[candidates[lo + keep[order[b]]]] > rank:
-                        order[b + 1] = order[b]
-                        b -= 1
-                    order[b + 1] = item
-            i = j
-        for r in range(offsets[q + 1] - offsets[q]):
-            out_docids[offsets[q] + r] = candidates[lo + keep[order[r]]]
-            out_scores[offsets[q] + r] = kept_scores[order[r]]
+        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q])
+    return out_docids, out_scores, offsets
+
+
+@njit(cache=True, nogil=True)
+def score_and_rank(kernel, params, term_constants, term_qtfs, query_constants, query_lengths, query_weights,
+                   term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
+                   candidate_lengths, docno_rank, depth, first_query, last_query):
+    """Score and rank queries ``first_query:last_query`` of a prepared set in one pass each.
+
+    ``posting_lengths`` and ``candidate_lengths`` are the document lengths of each
+    posting and candidate, gathered once for all points: reading them through the
+    docids here would be a cache miss per posting, for every point.
+    ``kernel`` names the formula (:mod:`irgrid.models.formulas`); ``params``,
+    the per-term ``term_constants`` and the per-query constants come from the
+    model's ``kernel_inputs``.  A query's candidates are scored in a buffer of
+    its own (it stays in cache): each posting adds ``qtf * part`` to its
+    candidate in posting order from zero, then the per-document part and the
+    query weight are applied, exactly as ``Scorer.score`` and
+    ``RetrievalModel.complete_scores`` do, so the numbers are the same to the
+    last bit.  Returns ``(docids, scores, offsets)`` as :func:`top_k`.
+    """
+    offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
+    out_docids = np.empty(offsets[-1], np.int32)
+    out_scores = np.empty(offsets[-1], np.float64)
+    buffer = np.empty(most, np.float64)
+    for q in range(first_query, last_query):
+        lo = candidate_offsets[q]
+        n = candidate_offsets[q + 1] - lo
+        scores = buffer[:n]
+        scores[:] = 0.0
+        for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
+            constant = term_constants[i]
+            qtf = term_qtfs[i]
+            for p in range(term_offsets[i], term_offsets[i + 1]):
+                tf = np.float64(tfs[p])
+                if kernel == BM25_KERNEL:
+                    part = bm25_part(tf, np.float64(posting_lengths[p]), constant, params[0], params[1], params[2])
+                else:  # DIRICHLET_KERNEL
+                    part = dirichlet_part(tf, constant)
+                scores[slots[p] - lo] += qtf * part
+        if kernel == DIRICHLET_KERNEL:
+            for c in range(n):
+                scores[c] += dirichlet_document(np.float64(candidate_lengths[lo + c]), params[0], query_constants[q],
+                                                query_lengths[q])
+        weight = query_weights[q]
+        if weight != 1.0:
+            for c in range(n):
+                scores[c] *= weight
+        _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids, out_scores,
+                      offsets[q - first_query])
     return out_docids, out_scores, offsets

@@ -12,8 +12,10 @@ descending, ties broken by docno ascending; at most ``depth`` per query.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -93,11 +95,42 @@ class PreparedQuerySet(Sequence):
         self.tfs = tfs
         self.candidates, self.candidate_offsets, self.global_slots = candidate_slots(
             docids, term_offsets, query_term_offsets, len(doc_lengths))
-        # gathered once for all parameter points (docids ascend within a term: near-sequential)
-        self.posting_lengths = doc_lengths[docids]
-        self.posting_unique_terms = doc_unique_terms[docids]
-        self.candidate_lengths = doc_lengths[self.candidates]
-        self.candidate_unique_terms = doc_unique_terms[self.candidates]
+        self._doc_lengths = doc_lengths
+        self._doc_unique_terms = doc_unique_terms
+        self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
+        # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
+        self._kernel_inputs: dict = {}
+
+    # Gathered on first use, by the numpy path only (the fused kernels read the document
+    # lengths through the docids): four arrays the size of the postings are not made
+    # for nothing, and making them costs more than scoring a point.
+    @functools.cached_property
+    def posting_lengths(self) -> np.ndarray:
+        return self._doc_lengths[self.docids]
+
+    @functools.cached_property
+    def posting_unique_terms(self) -> np.ndarray:
+        return self._doc_unique_terms[self.docids]
+
+    @functools.cached_property
+    def candidate_lengths(self) -> np.ndarray:
+        return self._doc_lengths[self.candidates]
+
+    @functools.cached_property
+    def candidate_unique_terms(self) -> np.ndarray:
+        return self._doc_unique_terms[self.candidates]
+
+    def kernel_inputs(self, model: RetrievalModel, stats: CollectionStatistics, point: Mapping[str, float]):
+        """The fused kernel's inputs for ``model`` at ``point`` (made once per point), plus the query weights."""
+        key = (model.name, tuple(sorted(point.items())))
+        found = self._kernel_inputs.get(key)
+        if found is None:
+            params, term_constants, query_constants, query_lengths = model.kernel_inputs(
+                self.terms, self.query_term_offsets, stats, point)
+            weights = np.array([model.query_weight(self.query_terms(q)) if self.query_term_offsets[q + 1] >
+                                self.query_term_offsets[q] else 1.0 for q in range(len(self))], dtype=np.float64)
+            found = self._kernel_inputs[key] = (params, term_constants, query_constants, query_lengths, weights)
+        return found
 
     def __len__(self) -> int:
         return len(self.qids)
@@ -122,42 +155,47 @@ class PreparedQuerySet(Sequence):
 class Scorer:
     """Holds an open index and scores prepared queries for any model and parameters."""
 
-    def __init__(self, index):
+    def __init__(self, index, threads: int = 1):
+        """``threads``: how many threads a fused-kernel query set is scored and ranked on
+        (contiguous ranges of queries; the kernels release the GIL)."""
         self.index = index
+        self.threads = max(1, int(threads))
         self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         self.docnos = np.asarray(index.docnos, dtype=object)
         self.docnos_arrow = pa.array(self.docnos, type=pa.string())
         # Position of each docid in docno order: the tie-break key.
-        self.docno_order = np.empty(len(self.docnos), dtype=np.int64)
+        # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
+        self.docno_order = np.empty(len(self.docnos), dtype=np.int32)
         # Sorted by pyarrow on the strings themselves: numpy's fixed-width unicode copy would
         # cost N times the longest docno.
         by_docno = pc.sort_indices(self.docnos_arrow).to_numpy()
-        self.docno_order[by_docno] = np.arange(len(self.docnos))
+        self.docno_order[by_docno] = np.arange(len(self.docnos), dtype=np.int32)
         self.stats = CollectionStatistics.from_index(index)
 
     def prepare(self, topics: pd.DataFrame) -> PreparedQuerySet:
-        """Analyse every query and read the postings of all their terms in one pass."""
+        """Analyse every query and read the postings of all their terms in one pass.
+
+        Each distinct term's postings are read once, however many queries hold it.
+        """
         queries = analyse_queries(self.index, topics)
         postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
-        qids, terms, lengths = [], [], []
+        qids, terms = [], []
         query_term_offsets = [0]
         for qid, bare_terms in queries.items():
             qids.append(qid)
-            for t in bare_terms:
-                terms.append(t)
-                lengths.append(len(postings[t.term].docids))
+            terms.extend(bare_terms)
             query_term_offsets.append(len(terms))
+        lists = [postings[t.term] for t in terms]
         term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=term_offsets[1:])
+        np.cumsum([len(p.docids) for p in lists], out=term_offsets[1:])
         empty = np.zeros(0, dtype=np.int32)
-        docids = np.concatenate([postings[t.term].docids for t in terms]) if terms else empty
-        tfs = np.concatenate([postings[t.term].tfs for t in terms]) if terms else empty
+        docids = np.concatenate([p.docids for p in lists]) if terms else empty
+        tfs = np.concatenate([p.tfs for p in lists]) if terms else empty
         # each query term's postings become views of the flat arrays
         terms = [
-            dataclasses.replace(t, docids=docids[term_offsets[i]:term_offsets[i + 1]],
-                                tfs=tfs[term_offsets[i]:term_offsets[i + 1]])
-            for i, t in enumerate(terms)
+            dataclasses.replace(t, docids=docids[lo:hi], tfs=tfs[lo:hi])
+            for t, lo, hi in zip(terms, term_offsets[:-1].tolist(), term_offsets[1:].tolist())
         ]
         return PreparedQuerySet(qids, terms, term_offsets, np.asarray(query_term_offsets, dtype=np.int64),
                                 docids, tfs, self.doc_lengths, self.doc_unique_terms)
@@ -215,6 +253,60 @@ class Scorer:
         order = np.lexsort((self.docno_order[docids], -scores[keep]))[:depth]
         return docids[order], scores[keep][order]
 
+    def top(
+        self,
+        model: RetrievalModel,
+        queries: PreparedQuerySet,
+        point: Mapping[str, float],
+        depth: int = 1000,
+        first: int = 0,
+        last: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rankings of queries ``first:last`` of a prepared set: ``(docids, scores, offsets)``.
+
+        Query ``first + i``'s ranking is at ``offsets[i]:offsets[i+1]``.  A model with a
+        fused kernel is scored and ranked in one pass per query (:func:`irgrid.ranking.score_and_rank`);
+        any other through its numpy ``term_scores`` (:meth:`score_all`) and :func:`irgrid.ranking.top_k`.
+        The same runs either way, to the last bit.
+        """
+        from .ranking import score_and_rank, top_k
+
+        last = len(queries) if last is None else last
+        if model.kernel:
+            params, term_constants, query_constants, query_lengths, weights = queries.kernel_inputs(
+                model, self.stats, point)
+
+            def rank_queries(lo: int, hi: int):
+                return score_and_rank(model.kernel, params, term_constants, queries.term_qtfs, query_constants,
+                                      query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
+                                      queries.tfs, queries.posting_lengths, queries.global_slots, queries.candidates,
+                                      queries.candidate_offsets, queries.candidate_lengths, self.docno_order, depth,
+                                      lo, hi)
+
+            if self.threads == 1 or last - first < 2:
+                return rank_queries(first, last)
+            # ranges of about equal numbers of postings, one per thread
+            postings = queries.term_offsets[queries.query_term_offsets[first:last + 1]]
+            cuts = np.searchsorted(postings, np.linspace(postings[0], postings[-1], self.threads + 1)[1:-1])
+            bounds = [first, *sorted(set((first + cuts).tolist()) - {first, last}), last]
+            with ThreadPoolExecutor(len(bounds) - 1) as pool:
+                parts = list(pool.map(rank_queries, bounds[:-1], bounds[1:]))
+            offsets, rows_before = [np.zeros(1, dtype=np.int64)], 0
+            for _, _, part_offsets in parts:
+                offsets.append(part_offsets[1:] + rows_before)
+                rows_before += int(part_offsets[-1])
+            return (np.concatenate([docids for docids, _, _ in parts]),
+                    np.concatenate([scores for _, scores, _ in parts]), np.concatenate(offsets))
+        if first == 0 and last == len(queries):
+            scores = self.score_all(model, queries, point)
+            return top_k(scores, queries.candidates, queries.candidate_offsets, self.docno_order, depth)
+        rankings = [self.rank(queries[q], self.score(model, queries[q], point), depth) for q in range(first, last)]
+        offsets = np.zeros(last - first + 1, dtype=np.int64)
+        np.cumsum([len(docids) for docids, _ in rankings], out=offsets[1:])
+        docids = np.concatenate([docids for docids, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
+        scores = np.concatenate([scores for _, scores in rankings] + [np.zeros(0, np.float64)])
+        return docids, scores, offsets
+
     def run_table(
         self,
         model: RetrievalModel,
@@ -223,14 +315,10 @@ class Scorer:
         depth: int = 1000,
     ) -> pa.Table:
         """A whole run (qid, docno, rank, score) for one parameter point, as an Arrow table."""
-        from .ranking import top_k
-
         if not isinstance(queries, PreparedQuerySet):
             return pa.Table.from_pandas(self._run_per_query(model, queries, point, depth), schema=RUN_SCHEMA,
                                         preserve_index=False)
-        scores = self.score_all(model, queries, point)
-        docids, ranked_scores, offsets = top_k(scores, queries.candidates, queries.candidate_offsets,
-                                               self.docno_order, depth)
+        docids, ranked_scores, offsets = self.top(model, queries, point, depth)
         counts = np.diff(offsets)
         query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
         ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
@@ -282,15 +370,16 @@ def retrieve_grid(
     points: Iterable[Mapping[str, float]],
     depth: int = 1000,
     as_arrow: bool = False,
+    threads: int = 1,
 ) -> list[pd.DataFrame] | list[pa.Table]:
     """Runs of one model family for each parameter point, from one postings read.
 
     ``as_arrow``: Arrow tables (what :func:`write_run` writes without conversion)
-    instead of DataFrames.
+    instead of DataFrames.  ``threads``: see :class:`Scorer`.
     """
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
-    scorer = Scorer(index)
+    scorer = Scorer(index, threads=threads)
     queries = scorer.prepare(topics)
     if as_arrow:
         return [scorer.run_table(model, queries, point, depth) for point in checked]

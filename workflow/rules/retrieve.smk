@@ -22,12 +22,13 @@ for chunk in RETRIEVAL_CHUNKS:
             family=chunk.family,
             points=list(chunk.params),
             depth=config["retrieval"]["depth"],
+        threads: 1  # more with --set-threads: the fused kernels split the query set across threads
         conda:
             "../envs/irgrid.yaml"
         shell:
             "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
             " --family {params.family} --params {params.points:q} --depth {params.depth}"
-            " --out {output:q} 2> {log:q}"
+            " --threads {threads} --out {output:q} 2> {log:q}"
 
 
 # A cell outside the config (a model of the config at any point, asked for by its path) is one job

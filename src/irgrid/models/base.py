@@ -77,11 +77,20 @@ class QueryTerm:
 
 
 class RetrievalModel:
-    """Base class: subclasses set ``name``, ``parameters`` and the two score parts."""
+    """Base class: subclasses set ``name``, ``parameters`` and the two score parts.
+
+    A model may also name a fused kernel of :mod:`irgrid.ranking` (``kernel``) that
+    computes the same scores in one pass over a query set's postings, with the
+    per-term and per-query constants of :meth:`kernel_inputs`.  The kernel calls
+    the same scalar formula functions as the model's ``term_scores`` and
+    ``document_scores``, so both give the same numbers to the last bit.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
     parameters: ClassVar[tuple[Parameter, ...]] = ()
+    #: the fused kernel of irgrid.ranking computing this model (0: none, the numpy path)
+    kernel: ClassVar[int] = 0
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -139,6 +148,18 @@ class RetrievalModel:
             if weight != 1.0:
                 scores *= weight
         return scores
+
+    def kernel_inputs(
+        self, terms: list[QueryTerm], query_term_offsets: np.ndarray, stats: CollectionStatistics,
+        point: Mapping[str, float],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What the fused kernel needs: ``(params, term_constants, query_constants, query_lengths)``.
+
+        ``terms`` are the query set's terms, query ``q``'s at
+        ``query_term_offsets[q]:query_term_offsets[q+1]``; the arrays are float64,
+        one entry per term and per query.  Only for a model with a ``kernel``.
+        """
+        raise NotImplementedError(f"model {self.name!r} has no fused kernel")
 
     def query_weight(self, terms: list[QueryTerm]) -> float:
         """A factor applied to every score of the query (1: none); e.g. 1/|Q| for a KL score."""

@@ -30,6 +30,7 @@ from typing import Mapping
 import numpy as np
 
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
+from .formulas import DIRICHLET_KERNEL, as_float_array, dirichlet_document_array, dirichlet_part_array
 
 MU = Parameter("mu", 1000.0, 0.0, 1e9, "Dirichlet prior sample size", low_inclusive=False)
 
@@ -145,16 +146,37 @@ class QLDirichlet(SmoothedQueryLikelihood):
     def seen_excess(self, tfs, doc_lengths, doc_unique_terms, collection_prob, point):
         return tfs / (point["mu"] * collection_prob)
 
-    # The scoring below is the original formulation, kept as is so that runs stay bit-identical.
+    # The scoring below is the original formulation (not the general seen_excess / unseen_weight
+    # split), its per-posting and per-document parts in irgrid.models.formulas, which the fused
+    # kernel shares: runs of both paths are bit-identical.
+    kernel = DIRICHLET_KERNEL
+
     def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        mu = point["mu"]
-        return np.log1p(term.tfs / (mu * collection_probability(term, stats)))
+        tfs, shape = as_float_array(term.tfs)
+        return dirichlet_part_array(tfs, float(point["mu"] * collection_probability(term, stats))).reshape(shape)
+
+    @staticmethod
+    def _query_constants(terms, stats, mu) -> tuple[float, float]:
+        """(sum_t qtf log(mu p(t|C)), |q|)."""
+        query_length = sum(term.qtf for term in terms)
+        constant = sum(term.qtf * np.log(mu * collection_probability(term, stats)) for term in terms)
+        return float(constant), float(query_length)
 
     def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
         mu = point["mu"]
-        query_length = sum(term.qtf for term in terms)
-        constant = sum(term.qtf * np.log(mu * collection_probability(term, stats)) for term in terms)
-        return constant - query_length * np.log(doc_lengths + mu)
+        constant, query_length = self._query_constants(terms, stats, mu)
+        lengths, shape = as_float_array(doc_lengths)
+        return dirichlet_document_array(lengths, float(mu), constant, query_length).reshape(shape)
+
+    def kernel_inputs(self, terms, query_term_offsets, stats, point):
+        mu = point["mu"]
+        params = np.array([mu], dtype=np.float64)
+        term_constants = np.array([float(mu * collection_probability(term, stats)) for term in terms], dtype=np.float64)
+        per_query = [self._query_constants(terms[lo:hi], stats, mu)
+                     for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
+        constants = np.array([c for c, _ in per_query], dtype=np.float64).reshape(-1)
+        lengths = np.array([n for _, n in per_query], dtype=np.float64).reshape(-1)
+        return params, term_constants, constants, lengths
 
 
 class QLAbsoluteDiscounting(SmoothedQueryLikelihood):

@@ -1,0 +1,71 @@
+"""Per-posting score formulas shared by the models' numpy methods and the fused kernels.
+
+A formula that the fused query-set kernel (:func:`irgrid.ranking.score_and_rank`)
+evaluates per posting is written once here, as a scalar numba function; the
+model's ``term_scores`` / ``document_scores`` apply the same function over
+arrays (the ``*_array`` loops).  Both paths therefore run the same machine
+code and give the same numbers to the last bit: numpy's vectorised ``log1p``
+(SIMD) and the C library's differ in the last place for some inputs, so a
+formula with a logarithm cannot be written once in numpy and once in numba.
+
+The kernel codes name which formula the fused kernel applies.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+NO_KERNEL = 0
+BM25_KERNEL = 1
+DIRICHLET_KERNEL = 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bm25_part(tf, doc_length, idf, k1, b, avg_doc_length):
+    """Lucene-form BM25 of one posting: idf tf / (tf + k1 (1 - b + b |D| / avgdl))."""
+    return idf * tf / (tf + k1 * (1.0 - b + b * doc_length / avg_doc_length))
+
+
+@njit(cache=True, nogil=True)
+def bm25_part_array(tfs, doc_lengths, idf, k1, b, avg_doc_length):
+    out = np.empty(len(tfs), np.float64)
+    for i in range(len(tfs)):
+        out[i] = bm25_part(np.float64(tfs[i]), np.float64(doc_lengths[i]), idf, k1, b, avg_doc_length)
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dirichlet_part(tf, mu_collection_prob):
+    """The matched-term part of Dirichlet query likelihood: log(1 + tf / (mu p(t|C)))."""
+    return math.log1p(tf / mu_collection_prob)
+
+
+@njit(cache=True, nogil=True)
+def dirichlet_part_array(tfs, mu_collection_prob):
+    out = np.empty(len(tfs), np.float64)
+    for i in range(len(tfs)):
+        out[i] = dirichlet_part(np.float64(tfs[i]), mu_collection_prob)
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dirichlet_document(doc_length, mu, query_constant, query_length):
+    """The per-document part: sum_t qtf log(mu p(t|C)) - |q| log(|D| + mu)."""
+    return query_constant - query_length * math.log(doc_length + mu)
+
+
+@njit(cache=True, nogil=True)
+def dirichlet_document_array(doc_lengths, mu, query_constant, query_length):
+    out = np.empty(len(doc_lengths), np.float64)
+    for i in range(len(doc_lengths)):
+        out[i] = dirichlet_document(np.float64(doc_lengths[i]), mu, query_constant, query_length)
+    return out
+
+
+def as_float_array(values) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``values`` as a flat contiguous float64 array, and the shape to give the result back."""
+    array = np.asarray(values, dtype=np.float64)
+    return np.ascontiguousarray(array.reshape(-1)), array.shape
