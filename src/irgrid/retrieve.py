@@ -101,9 +101,8 @@ class PreparedQuerySet(Sequence):
         # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
         self._kernel_inputs: dict = {}
 
-    # Gathered on first use, by the numpy path only (the fused kernels read the document
-    # lengths through the docids): four arrays the size of the postings are not made
-    # for nothing, and making them costs more than scoring a point.
+    # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
+    # and making an array the size of the postings costs more than scoring a BM25 point.
     @functools.cached_property
     def posting_lengths(self) -> np.ndarray:
         return self._doc_lengths[self.docids]

@@ -15,6 +15,7 @@ from typing import ClassVar, Mapping
 import numpy as np
 
 from ..errors import ConfigError
+from .formulas import NO_KERNEL
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,8 @@ class RetrievalModel:
     name: ClassVar[str]
     description: ClassVar[str] = ""
     parameters: ClassVar[tuple[Parameter, ...]] = ()
-    #: the fused kernel of irgrid.ranking computing this model (0: none, the numpy path)
-    kernel: ClassVar[int] = 0
+    #: the fused kernel of irgrid.ranking computing this model (NO_KERNEL: the numpy path)
+    kernel: ClassVar[int] = NO_KERNEL
 
     @classmethod
     def parameter_names(cls) -> list[str]:

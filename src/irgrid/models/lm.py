@@ -174,8 +174,8 @@ class QLDirichlet(SmoothedQueryLikelihood):
         term_constants = np.array([float(mu * collection_probability(term, stats)) for term in terms], dtype=np.float64)
         per_query = [self._query_constants(terms[lo:hi], stats, mu)
                      for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
-        constants = np.array([c for c, _ in per_query], dtype=np.float64).reshape(-1)
-        lengths = np.array([n for _, n in per_query], dtype=np.float64).reshape(-1)
+        constants = np.array([c for c, _ in per_query], dtype=np.float64)
+        lengths = np.array([n for _, n in per_query], dtype=np.float64)
         return params, term_constants, constants, lengths
 
 
