@@ -28,8 +28,12 @@ def per_query_run(scorer, model, prepared, point, depth):
     return scorer._run_per_query(model, list(prepared), point, depth)
 
 
+BAG_OF_WORDS = sorted(name for name, model in MODEL_FAMILIES.items() if not model.uses_features)
+FEATURE_FAMILIES = sorted(name for name, model in MODEL_FAMILIES.items() if model.uses_features)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(docs=documents, texts=queries, family=st.sampled_from(sorted(MODEL_FAMILIES)),
+@given(docs=documents, texts=queries, family=st.sampled_from(BAG_OF_WORDS),
        depth=st.integers(1, 20), seed=st.integers(0, 10**6))
 def test_batch_run_equals_per_query_run(docs, texts, family, depth, seed):
     # docnos in an order unrelated to docids, so the tie-break by docno is exercised
@@ -38,10 +42,10 @@ def test_batch_run_equals_per_query_run(docs, texts, family, depth, seed):
     index = TinyIndex(dict(zip(docnos, docs)))
     scorer = Scorer(index)
     topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
-    prepared = scorer.prepare(topics)
-    assert isinstance(prepared, PreparedQuerySet)
     model = get_model(family)
     point = model.check_point({})
+    prepared = scorer.prepare(topics, model, [point])
+    assert isinstance(prepared, PreparedQuerySet)
     expected = per_query_run(scorer, model, prepared, point, depth)
     got = scorer.run(model, prepared, point, depth)
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),
@@ -99,9 +103,9 @@ def test_fused_kernel_equals_per_query_path_at_any_point_and_threads(docs, texts
     docnos = [f"d{n:03d}" for n in rng.permutation(len(docs))]
     scorer = Scorer(TinyIndex(dict(zip(docnos, docs))), threads=threads)
     topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
-    prepared = scorer.prepare(topics)
     model = get_model(family)
     point = model.check_point({"k1": k1, "b": b} if family == "bm25" else {"mu": mu})
+    prepared = scorer.prepare(topics, model, [point])
     expected = per_query_run(scorer, model, prepared, point, depth)
     got = scorer.run(model, prepared, point, depth)
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),

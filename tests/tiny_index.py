@@ -37,3 +37,15 @@ class TinyIndex:
             tfs = [docs[i].count(term) for i in docids]
             out[term] = SimpleNamespace(docids=np.array(docids, dtype=np.int32), tfs=np.array(tfs, dtype=np.int32))
         return out
+
+    def positional_postings(self, terms):
+        """Each term's postings with the positions counted here, by list index (no stop-word gaps)."""
+        from irgrid.features import PositionalPostings
+
+        docs = list(self.docs.values())
+        lists = {}
+        for term in dict.fromkeys(terms):
+            docids = [i for i, doc in enumerate(docs) if term in doc]
+            if docids:
+                lists[term] = (docids, [[p for p, t in enumerate(docs[i]) if t == term] for i in docids])
+        return PositionalPostings.from_lists(lists)

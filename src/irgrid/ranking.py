@@ -213,7 +213,7 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
 
 
 @njit(cache=True, nogil=True)
-def score_and_rank(kernel, params, term_constants, term_qtfs, query_constants, query_lengths, query_weights,
+def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
                    candidate_lengths, docno_rank, depth, first_query, last_query):
     """Score and rank queries ``first_query:last_query`` of a prepared set in one pass each.
@@ -224,8 +224,9 @@ def score_and_rank(kernel, params, term_constants, term_qtfs, query_constants, q
     ``kernel`` names the formula (:mod:`irgrid.models.formulas`); ``params``,
     the per-term ``term_constants`` and the per-query constants come from the
     model's ``kernel_inputs``.  A query's candidates are scored in a buffer of
-    its own (it stays in cache): each posting adds ``qtf * part`` to its
-    candidate in posting order from zero, then the per-document part and the
+    its own (it stays in cache): each posting adds ``weight * part`` to its
+    candidate in posting order from zero (``term_weights``: each term's
+    ``RetrievalModel.term_weight``, its qtf or a feature's group weight), then the per-document part and the
     query weight are applied, exactly as ``Scorer.score`` and
     ``RetrievalModel.complete_scores`` do, so the numbers are the same to the
     last bit.  Returns ``(docids, scores, offsets)`` as :func:`top_k`.
@@ -241,14 +242,14 @@ def score_and_rank(kernel, params, term_constants, term_qtfs, query_constants, q
         scores[:] = 0.0
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
             constant = term_constants[i]
-            qtf = term_qtfs[i]
+            weight_of_term = term_weights[i]
             for p in range(term_offsets[i], term_offsets[i + 1]):
                 tf = np.float64(tfs[p])
                 if kernel == BM25_KERNEL:
                     part = bm25_part(tf, np.float64(posting_lengths[p]), constant, params[0], params[1], params[2])
                 else:  # DIRICHLET_KERNEL
                     part = dirichlet_part(tf, constant)
-                scores[slots[p] - lo] += qtf * part
+                scores[slots[p] - lo] += weight_of_term * part
         if kernel == DIRICHLET_KERNEL:
             for c in range(n):
                 scores[c] += dirichlet_document(np.float64(candidate_lengths[lo + c]), params[0], query_constants[q],

@@ -126,9 +126,14 @@ class PreparedQuerySet(Sequence):
         if found is None:
             params, term_constants, query_constants, query_lengths = model.kernel_inputs(
                 self.terms, self.query_term_offsets, stats, point)
+            if type(model).term_weight is RetrievalModel.term_weight:
+                term_weights = self.term_qtfs
+            else:
+                term_weights = np.array([model.term_weight(t, point) for t in self.terms], dtype=np.float64)
             weights = np.array([model.query_weight(self.query_terms(q)) if self.query_term_offsets[q + 1] >
                                 self.query_term_offsets[q] else 1.0 for q in range(len(self))], dtype=np.float64)
-            found = self._kernel_inputs[key] = (params, term_constants, query_constants, query_lengths, weights)
+            found = self._kernel_inputs[key] = (params, term_constants, term_weights, query_constants, query_lengths,
+                                                weights)
         return found
 
     def __len__(self) -> int:
@@ -149,6 +154,14 @@ class PreparedQuerySet(Sequence):
     @property
     def num_postings(self) -> int:
         return len(self.docids)
+
+
+def feature_counts(query: PreparedQuery) -> np.ndarray:
+    """The count of each of a query's terms or features in each of its candidates: (features, candidates)."""
+    counts = np.zeros((len(query.terms), len(query.candidates)), dtype=np.int32)
+    for row, (term, slots) in enumerate(zip(query.terms, query.slots)):
+        counts[row, slots] = term.tfs
+    return counts
 
 
 class Scorer:
@@ -172,41 +185,58 @@ class Scorer:
         self.docno_order[by_docno] = np.arange(len(self.docnos), dtype=np.int32)
         self.stats = CollectionStatistics.from_index(index)
 
-    def prepare(self, topics: pd.DataFrame) -> PreparedQuerySet:
+    def prepare(self, topics: pd.DataFrame, model: RetrievalModel | None = None,
+                points: Iterable[Mapping[str, float]] = ()) -> PreparedQuerySet:
         """Analyse every query and read the postings of all their terms in one pass.
 
         Each distinct term's postings are read once, however many queries hold it.
+        For a model scoring query features (``model.uses_features``: SDM, bigram and
+        dependence models), each query is compiled into its features for all of
+        ``points`` (:func:`irgrid.features.prepare.compile_query_set`) and every
+        window's postings are counted once, then shared by every point.
         """
+        if model is not None and model.uses_features:
+            from .features.prepare import compile_query_set
+
+            qids, per_query = compile_query_set(self.index, topics, model, list(points) or [model.check_point({})])
+            return self._flatten(qids, per_query)
         queries = analyse_queries(self.index, topics)
         postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
-        qids, terms = [], []
-        query_term_offsets = [0]
-        for qid, bare_terms in queries.items():
-            qids.append(qid)
-            terms.extend(bare_terms)
-            query_term_offsets.append(len(terms))
-        lists = [postings[t.term] for t in terms]
+        per_query = [
+            [dataclasses.replace(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in terms]
+            for terms in queries.values()
+        ]
+        return self._flatten(list(queries), per_query)
+
+    def _flatten(self, qids: list[str], per_query: list[list[QueryTerm]]) -> PreparedQuerySet:
+        """The queries' terms (or features) with their postings laid out in flat arrays."""
+        terms = [t for query_terms in per_query for t in query_terms]
+        query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+        np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
         term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum([len(p.docids) for p in lists], out=term_offsets[1:])
+        np.cumsum([len(t.docids) for t in terms], out=term_offsets[1:])
         empty = np.zeros(0, dtype=np.int32)
-        docids = np.concatenate([p.docids for p in lists]) if terms else empty
-        tfs = np.concatenate([p.tfs for p in lists]) if terms else empty
+        docids = np.concatenate([t.docids for t in terms]).astype(np.int32, copy=False) if terms else empty
+        tfs = np.concatenate([t.tfs for t in terms]).astype(np.int32, copy=False) if terms else empty
         # each query term's postings become views of the flat arrays
         terms = [
             dataclasses.replace(t, docids=docids[lo:hi], tfs=tfs[lo:hi])
             for t, lo, hi in zip(terms, term_offsets[:-1].tolist(), term_offsets[1:].tolist())
         ]
-        return PreparedQuerySet(qids, terms, term_offsets, np.asarray(query_term_offsets, dtype=np.int64),
-                                docids, tfs, self.doc_lengths, self.doc_unique_terms)
+        return PreparedQuerySet(qids, terms, term_offsets, query_term_offsets, docids, tfs, self.doc_lengths,
+                                self.doc_unique_terms)
 
     def score(self, model: RetrievalModel, query: PreparedQuery, point: Mapping[str, float]) -> np.ndarray:
         """Scores of one query's candidates (aligned with ``query.candidates``)."""
+        if model.scores_candidates:
+            return model.candidate_scores(query.terms, feature_counts(query), self.doc_lengths[query.candidates],
+                                          self.doc_unique_terms[query.candidates], self.stats, point)
         scores = np.zeros(len(query.candidates), dtype=np.float64)
         for term, slots in zip(query.terms, query.slots):
             contribution = model.term_scores(
                 term, self.doc_lengths[term.docids], self.doc_unique_terms[term.docids], self.stats, point
             )
-            scores[slots] += term.qtf * contribution
+            scores[slots] += model.term_weight(term, point) * contribution
         return model.complete_scores(
             scores,
             self.doc_lengths[query.candidates],
@@ -222,14 +252,19 @@ class Scorer:
         The same numbers as :meth:`score` query by query, to the last bit: each
         candidate's term parts are added in the query's term order starting from
         zero (``np.bincount`` adds in input order), then the model finishes them.
+        A model scoring from its candidates' feature counts is scored query by query.
         """
+        if model.scores_candidates:
+            if not len(queries):
+                return np.zeros(0, dtype=np.float64)
+            return np.concatenate([self.score(model, query, point) for query in queries])
         contributions = np.empty(queries.num_postings, dtype=np.float64)
         offsets = queries.term_offsets
         for i, term in enumerate(queries.terms):
             lo, hi = offsets[i], offsets[i + 1]
             part = model.term_scores(term, queries.posting_lengths[lo:hi], queries.posting_unique_terms[lo:hi],
                                      self.stats, point)
-            contributions[lo:hi] = term.qtf * part
+            contributions[lo:hi] = model.term_weight(term, point) * part
         scores = np.bincount(queries.global_slots, weights=contributions, minlength=len(queries.candidates))
         scores = scores.astype(np.float64, copy=False)  # with no postings at all, bincount gives ints
         candidate_offsets = queries.candidate_offsets
@@ -272,11 +307,11 @@ class Scorer:
 
         last = len(queries) if last is None else last
         if model.kernel:
-            params, term_constants, query_constants, query_lengths, weights = queries.kernel_inputs(
+            params, term_constants, term_weights, query_constants, query_lengths, weights = queries.kernel_inputs(
                 model, self.stats, point)
 
             def rank_queries(lo: int, hi: int):
-                return score_and_rank(model.kernel, params, term_constants, queries.term_qtfs, query_constants,
+                return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
                                       query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
                                       queries.tfs, queries.posting_lengths, queries.global_slots, queries.candidates,
                                       queries.candidate_offsets, queries.candidate_lengths, self.docno_order, depth,
@@ -379,7 +414,7 @@ def retrieve_grid(
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     scorer = Scorer(index, threads=threads)
-    queries = scorer.prepare(topics)
+    queries = scorer.prepare(topics, model, checked)
     if as_arrow:
         return [scorer.run_table(model, queries, point, depth) for point in checked]
     return [scorer.run(model, queries, point, depth) for point in checked]

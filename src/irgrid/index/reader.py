@@ -17,6 +17,8 @@ import pyarrow.parquet as pq
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 
+from irgrid.features.windows import PositionalPostings
+
 from .build import FORMAT_VERSION, FORWARD_PART_DOCS
 
 
@@ -105,11 +107,12 @@ class IndexReader:
             found = self._bucket_files[bucket] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
         return found
 
-    def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
-        """Postings of ``terms`` (absent terms omitted), reading only the row groups that hold them.
+    def _term_rows(self, terms: Iterable[str], columns: list[str]):
+        """For each bucket holding some of ``terms``: ``(table, [(term, lo, hi), ...])``.
 
         terms.parquet gives each term's bucket, first row and df; the row groups
-        overlapping those rows are read in one call per bucket.
+        overlapping those rows are read in one call per bucket, and ``lo:hi`` are
+        the term's rows in the table read (absent terms are left out).
         """
         wanted = list(dict.fromkeys(terms))
         ids = self.term_ids(wanted)
@@ -121,8 +124,6 @@ class IndexReader:
         for term, i in zip(wanted, ids.tolist()):
             if i >= 0:
                 by_bucket[int(bucket_of_id[i])].append((term, int(start_of_id[i]), int(df_of_id[i])))
-        columns = ["docid", "tf"] + (["positions"] if positions else [])
-        out: dict[str, Postings] = {}
         for bucket in sorted(by_bucket):
             pf, group_starts = self._bucket_file(bucket)
             spans = by_bucket[bucket]
@@ -136,19 +137,57 @@ class IndexReader:
             # row r of the bucket is row `local[r]` of `data`: the groups read are concatenated
             group_rows = np.diff(group_starts)[groups]
             data_starts = np.concatenate([[0], np.cumsum(group_rows)])
+            rows = []
+            for term, start, df in spans:
+                g = groups.index(int(np.searchsorted(group_starts, start, side="right")) - 1)
+                lo = int(data_starts[g] + start - group_starts[groups[g]])
+                rows.append((term, lo, lo + df))
+            yield data, rows
+
+    def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
+        """Postings of ``terms`` (absent terms omitted), reading only the row groups that hold them."""
+        columns = ["docid", "tf"] + (["positions"] if positions else [])
+        out: dict[str, Postings] = {}
+        for data, rows in self._term_rows(terms, columns):
             docids = data.column("docid").to_numpy().astype(np.int32, copy=False)
             tfs = data.column("tf").to_numpy().astype(np.int32, copy=False)
             if positions:
                 pos = data.column("positions").combine_chunks()
                 offsets = pos.offsets.to_numpy() - pos.offsets[0].as_py()
                 values = pos.values.to_numpy().astype(np.int32, copy=False)
-            for term, start, df in spans:
-                g = groups.index(int(np.searchsorted(group_starts, start, side="right")) - 1)
-                lo = int(data_starts[g] + start - group_starts[groups[g]])
-                hi = lo + df
+            for term, lo, hi in rows:
                 plist = [values[offsets[i] : offsets[i + 1]] for i in range(lo, hi)] if positions else None
                 out[term] = Postings(docids[lo:hi], tfs[lo:hi], plist)
         return out
+
+    def positional_postings(self, terms: Iterable[str]) -> PositionalPostings:
+        """Postings with positions of ``terms`` (absent terms omitted), in flat arrays (window counting)."""
+        spans: dict[str, tuple[int, int]] = {}
+        docids, tfs, offsets, positions = [], [], [], []
+        rows_before = positions_before = 0
+        for data, rows in self._term_rows(terms, ["docid", "tf", "positions"]):
+            bucket_docids = data.column("docid").to_numpy().astype(np.int32, copy=False)
+            bucket_tfs = data.column("tf").to_numpy().astype(np.int32, copy=False)
+            pos = data.column("positions").combine_chunks()
+            bucket_offsets = pos.offsets.to_numpy().astype(np.int64) - pos.offsets[0].as_py()
+            values = pos.values.to_numpy().astype(np.int32, copy=False)
+            for term, lo, hi in rows:
+                spans[term] = (rows_before, rows_before + hi - lo)
+                docids.append(bucket_docids[lo:hi])
+                tfs.append(bucket_tfs[lo:hi])
+                first, last = bucket_offsets[lo], bucket_offsets[hi]
+                offsets.append(bucket_offsets[lo:hi] - first + positions_before)
+                positions.append(values[first:last])
+                rows_before += hi - lo
+                positions_before += int(last - first)
+        empty = np.zeros(0, np.int32)
+        return PositionalPostings(
+            spans,
+            np.concatenate(docids) if docids else empty,
+            np.concatenate(tfs) if tfs else empty,
+            np.concatenate(offsets + [np.array([positions_before], dtype=np.int64)]),
+            np.concatenate(positions) if positions else empty,
+        )
 
     # ---------------------------------------------------------------- forward
     def forward(self, docids: Iterable[int]) -> list[list[str]]:

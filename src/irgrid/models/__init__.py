@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
+from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
+from .dependence import BigramLM, ConceptUnigramLM, FeatureModel, FullDependence, SequentialDependence
 from .lm import (KLDirichletML, QLAbsoluteDiscounting, QLDirichlet, QLGJM1, QLGJM2, QLJelinekMercer, QLTwoStage,
                  SmoothedQueryLikelihood, smoothed_probabilities)
 from .weighting import BM25, BM25RSJ, MBM25, TFIDF, InL2, PivotedNormalisation
@@ -11,7 +12,8 @@ from .weighting import BM25, BM25RSJ, MBM25, TFIDF, InL2, PivotedNormalisation
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
-                  BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF)
+                  BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF,
+                  SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM)
 }
 
 
@@ -28,6 +30,10 @@ def get_model(family: str) -> RetrievalModel:
 __all__ = [
     "BM25",
     "BM25RSJ",
+    "BigramLM",
+    "ConceptUnigramLM",
+    "FeatureModel",
+    "FullDependence",
     "CollectionStatistics",
     "InL2",
     "KLDirichletML",
@@ -41,7 +47,9 @@ __all__ = [
     "QLGJM2",
     "QLJelinekMercer",
     "QLTwoStage",
+    "QueryFeature",
     "QueryTerm",
+    "SequentialDependence",
     "RetrievalModel",
     "SmoothedQueryLikelihood",
     "TFIDF",

@@ -77,6 +77,21 @@ class QueryTerm:
     tfs: np.ndarray     # int32, aligned with docids
 
 
+@dataclass(frozen=True)
+class QueryFeature(QueryTerm):
+    """A feature of a query (a term or a window, :mod:`irgrid.features`) with its postings.
+
+    ``term`` is the feature written in Indri's query language, ``tfs`` its counts;
+    ``group`` names the group the model compiled it into and ``group_size`` is the
+    sum of the qtfs of that group's features in the same query (the normaliser of
+    Indri's ``#combine``).
+    """
+
+    feature: object = None  # irgrid.features.Feature
+    group: str = ""
+    group_size: int = 1
+
+
 class RetrievalModel:
     """Base class: subclasses set ``name``, ``parameters`` and the two score parts.
 
@@ -92,6 +107,12 @@ class RetrievalModel:
     parameters: ClassVar[tuple[Parameter, ...]] = ()
     #: the fused kernel of irgrid.ranking computing this model (NO_KERNEL: the numpy path)
     kernel: ClassVar[int] = NO_KERNEL
+    #: True for a model scoring compiled query features (terms and windows, irgrid.features):
+    #: its query set is prepared with :meth:`compile`, not as a bag of terms
+    uses_features: ClassVar[bool] = False
+    #: True for a feature model that scores each query from the matrix of its features'
+    #: counts in its candidates (:meth:`candidate_scores`) rather than per posting
+    scores_candidates: ClassVar[bool] = False
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -161,6 +182,14 @@ class RetrievalModel:
         one entry per term and per query.  Only for a model with a ``kernel``.
         """
         raise NotImplementedError(f"model {self.name!r} has no fused kernel")
+
+    def term_weight(self, term: QueryTerm, point: Mapping[str, float]) -> float:
+        """What a term's (or feature's) per-posting part is multiplied by: its query frequency here.
+
+        A model weighting groups of features (SDM's lambdas) overrides it; the scorer and
+        the fused kernels both take the weight from here, so both paths stay bit-identical.
+        """
+        return float(term.qtf)
 
     def query_weight(self, terms: list[QueryTerm]) -> float:
         """A factor applied to every score of the query (1: none); e.g. 1/|Q| for a KL score."""

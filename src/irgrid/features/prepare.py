@@ -1,0 +1,95 @@
+"""A query set compiled into features, each with its postings, once for every grid point.
+
+:func:`analyzed_queries` applies the index's analyzer to each query (and to its
+parsed phrases, where the topics carry a ``phrases`` column);
+:func:`compile_query_set` asks the model family for each query's features (for all
+the grid points to be scored), drops the features that cannot match, reads the
+postings of the terms once (with positions only for the terms of windows), and
+counts every distinct window once, however many queries share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..models.base import QueryFeature, RetrievalModel
+from .query import AnalyzedQuery, CompiledFeature, Feature
+from .windows import window_postings
+
+PHRASES_COLUMN = "phrases"
+
+
+def analyzed_queries(analyzer, topics: pd.DataFrame) -> list[AnalyzedQuery]:
+    """Each topic's analyzed terms in query order, and its analyzed phrases where the topics were parsed."""
+    parsed = PHRASES_COLUMN in topics.columns
+    queries = []
+    for row in topics.itertuples(index=False):
+        phrases = None
+        if parsed:
+            raw = getattr(row, PHRASES_COLUMN)
+            phrases = tuple(tuple(analyzer(text)) for text in (list(raw) if raw is not None else []))
+        queries.append(AnalyzedQuery(str(row.qid), tuple(analyzer(row.text)), phrases))
+    return queries
+
+
+@dataclass(frozen=True)
+class FeatureStatistics:
+    df: int
+    cf: int
+    docids: np.ndarray
+    counts: np.ndarray
+
+
+def compile_query_set(
+    index, topics: pd.DataFrame, model: RetrievalModel, points: Iterable[Mapping[str, float]],
+) -> tuple[list[str], list[list[QueryFeature]]]:
+    """``(qids, features of each query)``, each feature with its df, cf and postings.
+
+    A feature naming a term absent from the collection is dropped: no document can
+    match it (a term alone is dropped by every bag-of-words model here too).  A
+    window of present terms that never matches is kept, with no postings: the
+    model scores its absence (Indri's 1 / (2|C|) background for a window never
+    seen).  Within a query, features keep the order the model compiled them in,
+    which fixes the summation order of a score.
+    """
+    points = list(points)
+    queries = analyzed_queries(index.analyzer, topics)
+    compiled = [model.compile(query, points) for query in queries]
+    words = sorted({word for features in compiled for c in features for word in c.feature.terms})
+    present = index.term_stats(words)
+    compiled = [[c for c in features if all(word in present for word in c.feature.terms)] for features in compiled]
+    distinct: dict[Feature, None] = dict.fromkeys(c.feature for features in compiled for c in features)
+    window_words = sorted({word for f in distinct if not f.is_term for word in f.terms})
+    term_words = sorted({f.terms[0] for f in distinct if f.is_term} - set(window_words))
+    statistics: dict[Feature, FeatureStatistics] = {}
+    if window_words:
+        positional = index.positional_postings(window_words)
+        for word, (lo, hi) in positional.spans.items():
+            df, cf = present[word]
+            statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, positional.docids[lo:hi],
+                                                                     positional.tfs[lo:hi])
+        for feature in distinct:
+            if not feature.is_term:
+                found = window_postings(feature, positional)
+                statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
+    for word, postings in index.postings(term_words).items():
+        df, cf = present[word]
+        statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
+    return [query.qid for query in queries], [_query_features(features, statistics) for features in compiled]
+
+
+def _query_features(features: list[CompiledFeature], statistics: Mapping[Feature, FeatureStatistics]
+                    ) -> list[QueryFeature]:
+    group_sizes: dict[str, int] = {}
+    for c in features:
+        group_sizes[c.group] = group_sizes.get(c.group, 0) + c.qtf
+    out = []
+    for c in features:
+        found = statistics[c.feature]
+        out.append(QueryFeature(str(c.feature), c.qtf, found.df, found.cf, found.docids, found.counts,
+                                feature=c.feature, group=c.group, group_size=group_sizes[c.group]))
+    return out

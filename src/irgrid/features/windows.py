@@ -1,0 +1,200 @@
+"""Window postings: how often a window feature matches in each document, from the stored positions.
+
+The counting rules are Galago's (``OrderedWindowIterator``/``UnorderedWindowIterator``,
+which follow Indri's ``#odN``/``#uwN``); docs/models.md ("Window features") sets
+them beside Indri's documentation and works examples by hand.  Positions are the
+index's token positions: a removed stop word leaves a gap (as in Lucene), so
+``#1(a b)`` does not match ``a of b`` even when ``of`` is not indexed.
+
+``#odN(t1 ... tk)`` (``#1`` is ``#od1``)
+    For each occurrence of ``t1``, in order: take for every next term its first
+    occurrence after the previous term's; the window matches when each such step
+    is at most N positions.  Only ``t1``'s occurrences are consumed: the others
+    may serve several matches (``#1(a a)`` matches twice in ``a a a``).
+
+``#uwN(t1 ... tk)``
+    One occurrence of each term is current, starting with the first ones.  While
+    every term has a current occurrence: if the current occurrences span at most N
+    positions (last - first + 1 <= N), that is a match; then the earliest current
+    occurrence (the first term of the query among equals) moves to its next.  So
+    overlapping windows count (``#uw2(a b)`` matches twice in ``a b a``).
+
+A document's count is the number of matches; the feature's df and cf are then
+those of its postings, computed over the whole collection.  The documents are
+found first by intersecting the terms' docids (a linear merge); only
+documents holding every term have their positions compared.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .query import ORDERED, UNORDERED, Feature
+
+ORDERED_CODE = 0
+UNORDERED_CODE = 1
+
+
+class PositionalPostings(NamedTuple):
+    """Several terms' postings with positions, concatenated.
+
+    Term ``t``'s postings are rows ``spans[t][0]:spans[t][1]`` of ``docids``/``tfs``;
+    row ``p``'s positions are ``positions[offsets[p]:offsets[p+1]]`` (ascending).
+    """
+
+    spans: dict[str, tuple[int, int]]
+    docids: np.ndarray     # int32, ascending within a term
+    tfs: np.ndarray        # int32
+    offsets: np.ndarray    # int64, len(docids) + 1
+    positions: np.ndarray  # int32
+
+    @classmethod
+    def from_lists(cls, lists: dict[str, tuple[np.ndarray, list[np.ndarray]]]) -> "PositionalPostings":
+        """From ``term -> (docids, [positions of each posting])`` (small inputs: tests, toy indexes)."""
+        spans, docids, positions, lengths = {}, [], [], []
+        row = 0
+        for word, (ids, per_posting) in lists.items():
+            spans[word] = (row, row + len(ids))
+            row += len(ids)
+            docids.append(np.asarray(ids, dtype=np.int32))
+            positions.extend(np.asarray(p, dtype=np.int32) for p in per_posting)
+            lengths.extend(len(p) for p in per_posting)
+        offsets = np.zeros(row + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        empty = np.zeros(0, np.int32)
+        return cls(spans, np.concatenate(docids) if docids else empty,
+                   np.asarray(lengths, dtype=np.int32), offsets,
+                   np.concatenate(positions) if positions else empty)
+
+
+class WindowPostings(NamedTuple):
+    docids: np.ndarray  # int32, ascending
+    counts: np.ndarray  # int32, >= 1
+
+    @property
+    def df(self) -> int:
+        return len(self.docids)
+
+    @property
+    def cf(self) -> int:
+        return int(self.counts.sum(dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def count_ordered(positions, starts, ends, width):
+    """Matches of an ordered window in one document; term ``j``'s positions are ``positions[starts[j]:ends[j]]``."""
+    k = len(starts)
+    index = starts.copy()
+    count = 0
+    while True:
+        valid = True
+        for j in range(1, k):
+            previous_end = positions[index[j - 1]] + 1
+            while positions[index[j]] < previous_end:
+                index[j] += 1
+                if index[j] >= ends[j]:
+                    return count  # no later occurrence of term j: no more windows
+            if positions[index[j]] - previous_end >= width:
+                valid = False
+                break
+        if valid:
+            count += 1
+        index[0] += 1
+        if index[0] >= ends[0]:
+            return count
+
+
+@njit(cache=True, nogil=True)
+def count_unordered(positions, starts, ends, width):
+    """Matches of an unordered window in one document (arguments as :func:`count_ordered`)."""
+    k = len(starts)
+    index = starts.copy()
+    count = 0
+    while True:
+        first = positions[index[0]]
+        last = first
+        earliest = 0
+        for j in range(1, k):
+            position = positions[index[j]]
+            if position < first:
+                first = position
+                earliest = j
+            if position > last:
+                last = position
+        if last + 1 - first <= width:
+            count += 1
+        index[earliest] += 1
+        if index[earliest] >= ends[earliest]:
+            return count
+
+
+@njit(cache=True, nogil=True)
+def window_counts(kind, width, docids, offsets, positions, term_lo, term_hi):
+    """``(docids, counts)`` of a window over k terms whose postings are concatenated.
+
+    Term ``j``'s postings are ``docids[term_lo[j]:term_hi[j]]``, posting ``p``'s
+    positions ``positions[offsets[p]:offsets[p+1]]``.  The rarest term drives the
+    docid intersection; the others advance by a linear merge.
+    """
+    k = len(term_lo)
+    driver = 0
+    for j in range(1, k):
+        if term_hi[j] - term_lo[j] < term_hi[driver] - term_lo[driver]:
+            driver = j
+    most = term_hi[driver] - term_lo[driver]
+    out_docids = np.empty(most, np.int32)
+    out_counts = np.empty(most, np.int32)
+    pointer = term_lo.copy()
+    starts = np.empty(k, np.int64)
+    ends = np.empty(k, np.int64)
+    n = 0
+    for p in range(term_lo[driver], term_hi[driver]):
+        d = docids[p]
+        everywhere = True
+        for j in range(k):
+            if j == driver:
+                continue
+            while pointer[j] < term_hi[j] and docids[pointer[j]] < d:
+                pointer[j] += 1
+            if pointer[j] >= term_hi[j]:
+                return out_docids[:n].copy(), out_counts[:n].copy()
+            if docids[pointer[j]] != d:
+                everywhere = False
+                break
+        if not everywhere:
+            continue
+        for j in range(k):
+            q = p if j == driver else pointer[j]
+            starts[j] = offsets[q]
+            ends[j] = offsets[q + 1]
+        if kind == ORDERED_CODE:
+            c = count_ordered(positions, starts, ends, width)
+        else:
+            c = count_unordered(positions, starts, ends, width)
+        if c > 0:
+            out_docids[n] = d
+            out_counts[n] = c
+            n += 1
+    return out_docids[:n].copy(), out_counts[:n].copy()
+
+
+_EMPTY = WindowPostings(np.zeros(0, np.int32), np.zeros(0, np.int32))
+
+
+def window_postings(feature: Feature, postings: PositionalPostings) -> WindowPostings:
+    """The postings of a window feature, from its terms' positional postings (a term absent: none)."""
+    if feature.op not in (ORDERED, UNORDERED):
+        raise ValueError(f"{feature} is not a window")
+    spans = [postings.spans.get(word) for word in feature.terms]
+    if any(span is None or span[0] == span[1] for span in spans):
+        return _EMPTY
+    # a repeated term (#1(a a)) names the same rows twice: each copy gets its own cursor
+    term_lo = np.array([lo for lo, _ in spans], dtype=np.int64)
+    term_hi = np.array([hi for _, hi in spans], dtype=np.int64)
+    kind = ORDERED_CODE if feature.op == ORDERED else UNORDERED_CODE
+    docids, counts = window_counts(kind, feature.width, postings.docids, postings.offsets, postings.positions,
+                                   term_lo, term_hi)
+    return WindowPostings(docids, counts)

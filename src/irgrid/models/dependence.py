@@ -1,0 +1,270 @@
+"""Term-dependence models: each scores a query's compiled features (terms and windows).
+
+* ``sdm``, ``fdm``: Metzler & Croft's Markov random field model (2005), sequential
+  and full dependence, with Indri's query semantics: every feature is
+  Dirichlet-smoothed with its own collection frequency, each group's features are
+  averaged (Indri's ``#combine``) and the groups mixed by lambda (``#weight``).
+  They share the Dirichlet per-posting formula with ``ql_dirichlet``, so the fused
+  kernel scores them from the window postings exactly as it scores terms.
+* ``bg``, ``culm``: the bigram language model of the ADM paper (its reference [3])
+  and the concept unigram model (its reference [6], Srikanth & Srihari), both
+  ``kl_ml`` plus a correction for each query bigram seen in the document.
+* ``adm``: the axiomatic dependence model (seed 000), ``kl_ml`` plus a dependence
+  score over the query's term pairs; see :mod:`irgrid.models.axiomatic`.
+
+Formulas, the reconstruction of the lost ones and what each rests on: docs/models.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..features import (AnalyzedQuery, CompiledFeature, contiguous_runs, counted, ordered_subsets, phrase,
+                        phrase_pairs, sequential_pairs, term, unordered)
+from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
+from .formulas import DIRICHLET_KERNEL, NO_KERNEL, as_float_array, dirichlet_document_array, dirichlet_part_array
+from .lm import KLDirichletML, QLDirichlet
+
+TERMS_GROUP = "T"
+ORDERED_GROUP = "O"
+
+MU_INDRI = Parameter("mu", 2500.0, 0.0, 1e9, "Dirichlet prior sample size (Indri's default 2500)",
+                     low_inclusive=False)
+LAMBDA_T = Parameter("lambda_t", 0.85, 0.0, 1.0, "weight of the single terms (Indri's SDM: 0.85)")
+LAMBDA_O = Parameter("lambda_o", 0.10, 0.0, 1.0, "weight of the ordered windows #1 (Indri's SDM: 0.10)")
+LAMBDA_U = Parameter("lambda_u", 0.05, 0.0, 1.0, "weight of the unordered windows (Indri's SDM: 0.05)")
+WINDOW = Parameter("window", 8.0, 2.0, 1e6, "width of the unordered window over a term pair (Indri's SDM: 8)")
+
+
+def feature_probability(feature: QueryTerm, stats: CollectionStatistics) -> float:
+    """p(f | C) = cf / |C|; a feature never seen in the collection gets Indri's 1 / (2|C|).
+
+    (Indri's ``InferenceNetworkBuilder`` gives an unseen term or window half an
+    occurrence, so its Dirichlet score stays finite and still penalises length.)
+    """
+    return (feature.cf if feature.cf > 0 else 0.5) / stats.total_length
+
+
+def whole_number(value: float, name: str, model: str, least: int) -> int:
+    if value != int(value) or value < least:
+        raise ConfigError(f"model {model!r}: parameter {name}={value:g} must be a whole number >= {least}")
+    return int(value)
+
+
+def unordered_group(width: int) -> str:
+    """The group of the unordered windows compiled for window parameter ``width`` (one per grid value)."""
+    return f"U{width}"
+
+
+def sorted_terms(words: Sequence[str]) -> list[tuple]:
+    """The query's single terms as (feature, group) pairs, one per occurrence, sorted (the summation order
+    of every bag-of-words model here: ``retrieve.analyse_queries`` sorts terms too)."""
+    return [(term(word), TERMS_GROUP) for word in sorted(words)]
+
+
+class FeatureModel(RetrievalModel):
+    """A model over compiled query features (abstract): subclasses give :meth:`compile`."""
+
+    uses_features = True
+
+    def compile(self, query: AnalyzedQuery, points: Sequence[Mapping[str, float]]) -> list[CompiledFeature]:
+        """The features of ``query`` needed to score it at every one of ``points``."""
+        raise NotImplementedError
+
+
+class MarkovRandomField(FeatureModel, QLDirichlet):
+    """Metzler & Croft's MRF model with Indri's semantics (abstract: SDM, FDM give the cliques).
+
+    score(Q, D) = lambda_T / |T| sum_{f in T} log p(f|D) + lambda_O / |O| sum_{f in O} log p(f|D)
+                + lambda_U / |U| sum_{f in U} log p(f|D),
+    p(f|D) = (tf_{f,D} + mu p(f|C)) / (|D| + mu)
+
+    where |G| is the number of features of group G in the query (Indri's ``#combine``
+    averages its children); an empty group adds nothing.  Split as ``ql_dirichlet``:
+    each feature's weight w_f = lambda_G qtf_f / |G| multiplies its matched part
+    log(1 + tf / (mu p(f|C))), and the per-document part is
+    sum_f w_f log(mu p(f|C)) - (sum_f w_f) log(|D| + mu).
+    """
+
+    kernel = DIRICHLET_KERNEL
+    parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW)
+
+    def windows(self, points: Sequence[Mapping[str, float]]) -> list[int]:
+        return sorted({whole_number(point["window"], "window", self.name, 2) for point in points})
+
+    def group_lambda(self, group: str, point: Mapping[str, float]) -> float:
+        if group == TERMS_GROUP:
+            return point["lambda_t"]
+        if group == ORDERED_GROUP:
+            return point["lambda_o"]
+        return point["lambda_u"] if group == unordered_group(int(point["window"])) else 0.0
+
+    def term_weight(self, term: QueryTerm, point: Mapping[str, float]) -> float:
+        return self.group_lambda(term.group, point) * term.qtf / term.group_size
+
+    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
+        tfs, shape = as_float_array(term.tfs)
+        return dirichlet_part_array(tfs, float(point["mu"] * feature_probability(term, stats))).reshape(shape)
+
+    def _weighted_constants(self, terms, stats, point) -> tuple[float, float]:
+        """(sum_f w_f log(mu p(f|C)), sum_f w_f), in the query's feature order."""
+        mu = point["mu"]
+        constant = length = 0.0
+        for feature in terms:
+            weight = self.term_weight(feature, point)
+            constant += weight * math.log(mu * feature_probability(feature, stats))
+            length += weight
+        return constant, length
+
+    def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
+        constant, length = self._weighted_constants(terms, stats, point)
+        lengths, shape = as_float_array(doc_lengths)
+        return dirichlet_document_array(lengths, float(point["mu"]), constant, length).reshape(shape)
+
+    def kernel_inputs(self, terms, query_term_offsets, stats, point):
+        mu = point["mu"]
+        params = np.array([mu], dtype=np.float64)
+        term_constants = np.array([float(mu * feature_probability(t, stats)) for t in terms], dtype=np.float64)
+        per_query = [self._weighted_constants(terms[lo:hi], stats, point)
+                     for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
+        constants = np.array([c for c, _ in per_query], dtype=np.float64)
+        lengths = np.array([n for _, n in per_query], dtype=np.float64)
+        return params, term_constants, constants, lengths
+
+
+class SequentialDependence(MarkovRandomField):
+    """SDM: single terms, ``#1`` and ``#uwN`` over each pair of adjacent query terms.
+
+    Indri's query: ``#weight(lt #combine(q1 .. qn) lo #combine(#1(q1 q2) ..) lu #combine(#uw8(q1 q2) ..))``.
+    """
+
+    name = "sdm"
+    description = "Markov random field, sequential dependence (Metzler & Croft 2005; Indri semantics)"
+
+    def compile(self, query, points):
+        pairs = sequential_pairs(query.terms)
+        features = sorted_terms(query.terms) + [(phrase(pair), ORDERED_GROUP) for pair in pairs]
+        for width in self.windows(points):
+            features += [(unordered(pair, width), unordered_group(width)) for pair in pairs]
+        return counted(features)
+
+
+MAX_TERMS = Parameter("max_terms", 4.0, 2.0, 64.0,
+                      "largest subset of query terms given a window (all subsets: the query length)")
+
+
+class FullDependence(MarkovRandomField):
+    """FDM: single terms, ``#1`` over every run of >= 2 adjacent query terms, ``#uwN`` over every subset of >= 2.
+
+    As Metzler & Croft (2005): ordered windows for the contiguous runs, unordered
+    windows for all subsets, of width ``window / 2`` per term (Indri's 4 |s| at the
+    default 8).  Subsets are capped at ``max_terms`` terms: a verbose query of 20
+    terms has a million subsets.
+    """
+
+    name = "fdm"
+    description = "Markov random field, full dependence (Metzler & Croft 2005; Indri semantics)"
+    parameters = MarkovRandomField.parameters + (MAX_TERMS,)
+
+    def compile(self, query, points):
+        cap = {whole_number(point["max_terms"], "max_terms", self.name, 2) for point in points}
+        if len(cap) > 1:
+            raise ConfigError(f"model {self.name!r}: one max_terms per grid, got {sorted(cap)}")
+        largest = cap.pop()
+        runs = [run for run in contiguous_runs(query.terms) if len(run) <= largest]
+        subsets = [s for s in ordered_subsets(query.terms[:64]) if len(s) <= largest] if len(query.terms) > 1 else []
+        features = sorted_terms(query.terms) + [(phrase(run), ORDERED_GROUP) for run in runs]
+        for width in self.windows(points):
+            features += [(unordered(s, math.ceil(width * len(s) / 2)), unordered_group(width)) for s in subsets]
+        return counted(features)
+
+
+BIGRAM_WEIGHT = Parameter("bigram_weight", 0.01, 0.0, 1.0,
+                          "weight of the document's bigram estimate P_ML(qi | qi-1, D) against the unigram (ADM paper: 0.01)",
+                          high_inclusive=False)
+
+
+class BigramLM(FeatureModel, KLDirichletML):
+    """BG: the bigram language model of the ADM paper's reference [3], scored as ``kl_ml``.
+
+    log P(Q|D) = sum_i log p_s(qi|D) + sum_{(a,b) in B} log(lambda P_ML(b|a,D) + (1 - lambda) p_s(b|D))
+                                      - sum_{(a,b) in B} log p_s(b|D)
+    P_ML(b|a,D) = c(#1(a b); D) / c(a; D)   (0 when a is not in D)
+
+    with p_s Dirichlet-smoothed, B the query's bigrams (adjacent query terms) and the
+    whole divided by |Q| as ``kl_ml``.  A bigram absent from D adds
+    log(1 - lambda), which is why only documents with a bigram are rescored.
+    With lambda = 0 every correction is exactly 0 and the score is ``kl_ml``'s to
+    the last bit.
+    """
+
+    name = "bg"
+    description = "bigram language model (Dirichlet unigram, interpolated bigram), KL form"
+    parameters = (KLDirichletML.parameters[0], BIGRAM_WEIGHT)
+    kernel = NO_KERNEL  # the log of a mixture does not split into per-posting parts
+    scores_candidates = True
+
+    def pairs(self, query: AnalyzedQuery) -> list[tuple[str, str]]:
+        return sequential_pairs(query.terms)
+
+    def compile(self, query, points):
+        return counted(sorted_terms(query.terms) + [(phrase(pair), ORDERED_GROUP) for pair in self.pairs(query)])
+
+    def unigram_scores(self, terms, counts, doc_lengths, stats, point) -> np.ndarray:
+        """kl_ml's score before its 1/|Q| (term parts in the query's term order, then the document part)."""
+        words = [t for t in terms if t.group == TERMS_GROUP]
+        scores = np.zeros(counts.shape[1], dtype=np.float64)
+        for row, t in enumerate(terms):
+            if t.group == TERMS_GROUP:
+                # a candidate without the term adds log1p(0) = 0.0: the sums are the scorer's to the bit
+                scores += self.term_weight(t, point) * self.term_scores(replace(t, tfs=counts[row]), doc_lengths,
+                                                                       None, stats, point)
+        scores += self.document_scores(doc_lengths, None, words, stats, point)
+        return scores
+
+    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
+        scores = self.unigram_scores(terms, counts, doc_lengths, stats, point)
+        lam = point["bigram_weight"]
+        if lam > 0.0:
+            row_of = {t.feature.terms[0]: row for row, t in enumerate(terms) if t.group == TERMS_GROUP}
+            mu = point["mu"]
+            lengths = np.asarray(doc_lengths, dtype=np.float64)
+            for row, t in enumerate(terms):
+                if t.group != ORDERED_GROUP:
+                    continue
+                first, second = t.feature.terms
+                bigram = counts[row].astype(np.float64)
+                previous = counts[row_of[first]].astype(np.float64)
+                unigram = (counts[row_of[second]] + mu * feature_probability(terms[row_of[second]], stats)) / (
+                    lengths + mu)
+                conditional = np.divide(bigram, previous, out=np.zeros_like(bigram), where=previous > 0)
+                scores += t.qtf * (np.log(lam * conditional + (1.0 - lam) * unigram) - np.log(unigram))
+        words = [t for t in terms if t.group == TERMS_GROUP]
+        if words:
+            scores *= self.query_weight(words)
+        return scores
+
+
+class ConceptUnigramLM(BigramLM):
+    """CULM (Srikanth & Srihari 2003): the query as a sequence of concepts, a concept's words as a bigram chain.
+
+    log P(Q|D) = sum_c log P(c|D),  P(w1..wk|D) = p_s(w1|D) prod_{j>=2} (lambda P_ML(wj|wj-1,D) + (1-lambda) p_s(wj|D))
+
+    i.e. ``bg`` with the bigrams taken inside the query's concepts only: its parsed
+    phrases where the query set was parsed (a word outside every phrase is a concept
+    of one word); on a query set without a parse the query is one concept and CULM
+    scores as ``bg``.
+    """
+
+    name = "culm"
+    description = "concept unigram language model (bigrams inside the query's phrases), KL form"
+
+    def pairs(self, query):
+        if query.phrases is None:
+            return sequential_pairs(query.terms)
+        return phrase_pairs(query.phrases)
