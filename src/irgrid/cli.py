@@ -44,6 +44,14 @@ def cmd_topics(args) -> None:
     write_topics(spec, files, args.queryset, args.out)
 
 
+def cmd_parse_topics(args) -> None:
+    from .parsing import write_parsed_topics
+
+    parsed = write_parsed_topics(args.topics, args.out, args.pipeline)
+    log.info("parsed %d queries with %s: %d phrases", len(parsed), args.pipeline,
+             sum(len(phrases) for phrases in parsed["phrases"]))
+
+
 def cmd_qrels(args) -> None:
     from .collections import write_qrels
 
@@ -141,6 +149,18 @@ def cmd_figures(args) -> None:
     write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
 
+def cmd_parameter_figure(args) -> None:
+    import pandas as pd
+
+    from .plots import plot_parameter
+    from .tables import TableSpec, load_cells
+
+    spec = TableSpec(**json.loads(args.spec))
+    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    stem = Path(args.out_dir) / f"parameter-{args.parameter}"
+    plot_parameter(evaluations, spec.select_by, args.parameter, list(spec.models), spec.model_labels, stem)
+
+
 def cmd_violations(args) -> None:
     import pandas as pd
 
@@ -199,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_topics)
 
+    p = sub.add_parser("parse-topics", help="parse a query set with spaCy: phrases and dependency parse per query")
+    p.add_argument("--topics", required=True, help="topics Parquet (qid, text)")
+    p.add_argument("--pipeline", default="en_core_web_sm", help="installed spaCy pipeline package")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_parse_topics)
+
     p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
     collection_args(p)
     p.add_argument("--out", required=True)
@@ -252,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("parameter-figure", help="the selection measure against one parameter, per collection and model")
+    p.add_argument("--spec", required=True, help="table spec JSON")
+    p.add_argument("--cells", required=True, help="cells JSON")
+    p.add_argument("--parameter", required=True)
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=cmd_parameter_figure)
 
     p = sub.add_parser("violations", help="count constraint violations in each model's best run on one collection")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")

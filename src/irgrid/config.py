@@ -21,6 +21,7 @@ import yaml
 from .errors import ConfigError
 from .grid import encode_point, expand_grid
 from .models import get_model
+from .parsing.phrases import parsed_queryset
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -142,6 +143,11 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
+        for parameter in experiment.get("parameter_figures", []):
+            if parameter not in swept:
+                raise ConfigError(f"{where}: parameter_figures names {parameter!r}, which none of its models has "
+                                  f"(their parameters: {sorted(swept)})")
         for model_name, model in experiment["models"].items():
             family = model["family"]
             if families.setdefault(model_name, family) != family:
@@ -185,10 +191,15 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
 
 
 def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]:
-    """The query sets an experiment runs on one collection: those listed that it has, else all."""
+    """The query sets an experiment runs on one collection: those listed that it has, else all.
+
+    ``X+parser`` (query set X, parsed) counts as one the collection has when it has X.
+    """
     available = list(collection.querysets)
     listed = experiment.get("querysets")
-    return [name for name in listed if name in available] if listed else available
+    if not listed:
+        return available
+    return [name for name in listed if (parsed_queryset(name) or name) in available]
 
 
 def experiment_analyzers(experiment: Mapping[str, Any]) -> list[str]:

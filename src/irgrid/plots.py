@@ -6,6 +6,10 @@
   panel per collection (row) and model (column). For a model with several
   parameters, each curve is the best mean over the other parameters at that
   value (the profile), so the curve's peak is the best run.
+- ``parameter-{name}``: the selection measure against one parameter (e.g. the
+  window size N of the dependence models), one panel per collection and query
+  set, one profile curve per model that has the parameter (an experiment's
+  ``parameter_figures``).
 
 Both are written as SVG and PNG. SVGs carry no date, so the same data give the
 same file.
@@ -130,6 +134,42 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
                 axis.set_xlabel(panel["parameter"].iloc[0], fontsize="small")
             axis.grid(alpha=0.3)
             axis.tick_params(labelsize="x-small")
+    figure.tight_layout()
+    return _save(figure, stem)
+
+
+def plot_parameter(evaluations: pd.DataFrame, measure: str, parameter: str, models: list[str],
+                   labels: dict[str, str], stem: Path) -> list[Path]:
+    """``measure`` against ``parameter``: a panel per (collection, query set), a profile curve per model."""
+    curves = sensitivity_curves(evaluations, measure)
+    if not curves.empty:
+        curves = curves[curves["parameter"] == parameter]
+    rows = list(dict.fromkeys(zip(evaluations["collection"], evaluations["queryset"])))
+    if curves.empty or not rows:
+        figure, axis = plt.subplots(figsize=(4, 2))
+        axis.text(0.5, 0.5, f"no model sweeps {parameter}", ha="center", va="center")
+        axis.axis("off")
+        return _save(figure, stem)
+    columns = min(3, len(rows))
+    lines = (len(rows) + columns - 1) // columns
+    figure, axes = plt.subplots(lines, columns, figsize=(3.4 * columns, 2.6 * lines), squeeze=False)
+    for i, (collection, queryset) in enumerate(rows):
+        axis = axes[i // columns][i % columns]
+        panel = curves[(curves["collection"] == collection) & (curves["queryset"] == queryset)]
+        for model in models:
+            curve = panel[panel["model"] == model]
+            if not curve.empty:
+                axis.plot(curve["value"], curve["mean"], marker="o", markersize=3, label=labels.get(model, model))
+        axis.set_title(f"{collection} ({queryset})", fontsize="small")
+        axis.set_xlabel(parameter, fontsize="small")
+        axis.set_ylabel(measure, fontsize="small")
+        if not panel.empty and panel["value"].min() > 0 and panel["value"].max() / panel["value"].min() >= 16:
+            axis.set_xscale("log", base=2)
+        axis.grid(alpha=0.3)
+        axis.tick_params(labelsize="x-small")
+    for j in range(len(rows), lines * columns):
+        axes[j // columns][j % columns].axis("off")
+    axes[0][0].legend(fontsize="x-small")
     figure.tight_layout()
     return _save(figure, stem)
 

@@ -20,6 +20,8 @@ rule shard_documents:
 rule topics:
     output:
         "results/{collection}/topics/{queryset}.parquet",
+    wildcard_constraints:
+        queryset="[^/+]+",
     log:
         "logs/{collection}/topics/{queryset}.log",
     params:
@@ -45,3 +47,21 @@ rule qrels:
     shell:
         "irgrid qrels {params.source} --collection {wildcards.collection} "
         "--out {output:q} 2> {log:q}"
+
+
+# Query set X+parser: X with each query's phrases and dependency parse (irgrid.parsing), made once.
+rule parse_topics:
+    input:
+        "results/{collection}/topics/{queryset}.parquet",
+    output:
+        "results/{collection}/topics/{queryset}+parser.parquet",
+    wildcard_constraints:
+        queryset="[^/+]+",
+    log:
+        "logs/{collection}/topics/{queryset}+parser.log",
+    params:
+        pipeline=config["parser"],
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid parse-topics --topics {input:q} --pipeline {params.pipeline:q} --out {output:q} 2> {log:q}"

@@ -29,6 +29,7 @@ wildcard_constraints:
     model="[^/]+",
     params="[^/]+",
     experiment="[^/]+",
+    parameter="[A-Za-z0-9_]+",
     table="table|table_cv",
 
 
@@ -138,6 +139,7 @@ def experiment_outputs(name):
     experiment = IRGRID["_experiments"][name]
     tables = [f"results/tables/{name}/{TABLE_STEMS[selection]}.html" for selection in experiment["tables"]]
     figures = [f"results/figures/{name}/{figure}.svg" for figure in FIGURES] if experiment["figures"] else []
+    figures += [f"results/figures/{name}/parameter-{parameter}.svg" for parameter in experiment["parameter_figures"]]
     if experiment["axioms"]:
         tables.append(f"results/tables/{name}/violations.html")
         figures.append(f"results/figures/{name}/violations_vs_measure.svg")

@@ -37,3 +37,22 @@ rule figures:
     shell:
         "irgrid figures --spec {params.spec:q} --cells {params.cells:q}"
         " --out-dir {params.out_dir:q} 2> {log:q}"
+
+
+# One parameter's profile (e.g. the window size N), an experiment's parameter_figures.
+rule parameter_figure:
+    input:
+        experiment_evaluations,
+    output:
+        multiext("results/figures/{experiment}/parameter-{parameter}", ".svg", ".png"),
+    log:
+        "logs/figures/{experiment}-parameter-{parameter}.log",
+    params:
+        spec=experiment_table_spec,
+        cells=experiment_table_cells,
+        out_dir="results/figures/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid parameter-figure --spec {params.spec:q} --cells {params.cells:q} --parameter {wildcards.parameter:q}"
+        " --out-dir {params.out_dir:q} 2> {log:q}"

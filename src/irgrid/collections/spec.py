@@ -33,7 +33,8 @@ _DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "
 _DEFAULT_QUERYSETS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "smart": {"text": ("W",)},
     "npl": {"text": ("text",)},
-    "trec": {"title": ("title",), "title_desc": ("title", "desc"), "title_desc_narr": ("title", "desc", "narr")},
+    "trec": {"title": ("title",), "desc": ("desc",), "title_desc": ("title", "desc"),
+             "title_desc_narr": ("title", "desc", "narr")},
     "tsv": {"text": ("text",)},
     "jsonl": {"text": None},
     "ir_datasets": {"text": None},

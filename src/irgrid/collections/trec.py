@@ -47,6 +47,7 @@ __all__ = ["iter_trec_documents", "iter_trec_topics", "iter_trec_qrels", "DEFAUL
 # Query sets a TREC topic file provides when the registry names none.
 DEFAULT_TOPIC_QUERYSETS = {
     "title": ["title"],
+    "desc": ["desc"],  # the verbose queries of the term-dependence papers
     "title_desc": ["title", "desc"],
     "title_desc_narr": ["title", "desc", "narr"],
 }

@@ -132,14 +132,16 @@ def term_pairs(query: AnalyzedQuery) -> list[tuple[str, str]]:
     return sequential_pairs(query.terms)
 
 
-def ordered_subsets(terms: Sequence[str], min_size: int = 2) -> list[tuple[str, ...]]:
-    """Every subset of the query's term positions of ``min_size`` or more terms, in query order."""
+def ordered_subsets(terms: Sequence[str], min_size: int = 2, max_size: int | None = None) -> list[tuple[str, ...]]:
+    """Every subset of the query's term positions of ``min_size`` to ``max_size`` terms, in query order."""
     n = len(terms)
-    return [tuple(terms[i] for i in chosen) for size in range(min_size, n + 1)
+    largest = n if max_size is None else min(n, max_size)
+    return [tuple(terms[i] for i in chosen) for size in range(min_size, largest + 1)
             for chosen in itertools.combinations(range(n), size)]
 
 
-def contiguous_runs(terms: Sequence[str], min_size: int = 2) -> list[tuple[str, ...]]:
-    """Every run of ``min_size`` or more consecutive query terms."""
+def contiguous_runs(terms: Sequence[str], min_size: int = 2, max_size: int | None = None) -> list[tuple[str, ...]]:
+    """Every run of ``min_size`` to ``max_size`` consecutive query terms."""
     n = len(terms)
-    return [tuple(terms[i:i + size]) for size in range(min_size, n + 1) for i in range(n - size + 1)]
+    largest = n if max_size is None else min(n, max_size)
+    return [tuple(terms[i:i + size]) for size in range(min_size, largest + 1) for i in range(n - size + 1)]

@@ -176,8 +176,8 @@ class FullDependence(MarkovRandomField):
         if len(cap) > 1:
             raise ConfigError(f"model {self.name!r}: one max_terms per grid, got {sorted(cap)}")
         largest = cap.pop()
-        runs = [run for run in contiguous_runs(query.terms) if len(run) <= largest]
-        subsets = [s for s in ordered_subsets(query.terms[:64]) if len(s) <= largest] if len(query.terms) > 1 else []
+        runs = contiguous_runs(query.terms, max_size=largest)
+        subsets = ordered_subsets(query.terms, max_size=largest)
         features = sorted_terms(query.terms) + [(phrase(run), ORDERED_GROUP) for run in runs]
         for width in self.windows(points):
             features += [(unordered(s, math.ceil(width * len(s) / 2)), unordered_group(width)) for s in subsets]
