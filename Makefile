@@ -22,6 +22,7 @@ dry-run: setup
 	$(VENV)/bin/snakemake --profile config/profiles/local --dry-run $(SNAKEMAKE_ARGS)
 
 lint: setup
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 
 test: setup

@@ -22,8 +22,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irgrid.analysis import Analyzer
-from irgrid.axioms import (CONSTRAINTS, analyse_run, batch_count_violations, batch_prefix_scores, count_violations,
-                           prefix_layout, prefix_scores, summarise_violations, violations_from_scores)
+from irgrid.axioms import (
+    CONSTRAINTS,
+    analyse_run,
+    batch_count_violations,
+    batch_prefix_scores,
+    count_violations,
+    prefix_layout,
+    prefix_scores,
+    summarise_violations,
+    violations_from_scores,
+)
 from irgrid.errors import ConfigError
 from irgrid.models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 

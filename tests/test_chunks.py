@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from irgrid.config import (
     HASH_BITS,
@@ -107,7 +108,8 @@ def test_the_grouping_is_the_same_in_another_process():
     """A digest, not Python's per-process salted hash(): a new process must group identically."""
     points = [f"mu~{mu}" for mu in range(100, 4000, 37)]
     here = split_by_hash(points, 7)
-    code = "import json, sys; from irgrid.config import split_by_hash; print(json.dumps(split_by_hash(json.loads(sys.argv[1]), 7)))"
+    code = ("import json, sys; from irgrid.config import split_by_hash; "
+            "print(json.dumps(split_by_hash(json.loads(sys.argv[1]), 7)))")
     for seed in ("1", "2"):
         result = subprocess.run([sys.executable, "-c", code, json.dumps(points)], capture_output=True, text=True,
                                 env={**os.environ, "PYTHONHASHSEED": seed}, check=True)

@@ -19,11 +19,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from irgrid.collections import (DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, ChecksumError, CollectionNotAvailable,
-                                CollectionSpec, document_text, iter_documents, iter_qrels, iter_queries,
-                                load_registry, query_text, resolve_files, write_document_shards, write_qrels,
-                                write_topics)
-from irgrid.collections import sources
+from irgrid.collections import (
+    DOCS_SCHEMA,
+    QRELS_SCHEMA,
+    TOPICS_SCHEMA,
+    ChecksumError,
+    CollectionNotAvailable,
+    CollectionSpec,
+    document_text,
+    iter_documents,
+    iter_qrels,
+    iter_queries,
+    load_registry,
+    query_text,
+    resolve_files,
+    sources,
+    write_document_shards,
+    write_qrels,
+    write_topics,
+)
 from irgrid.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]

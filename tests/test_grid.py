@@ -1,5 +1,6 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from irgrid.errors import ConfigError
 from irgrid.grid import decode_point, encode_point, expand_grid, format_value

@@ -19,12 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiny_index import TinyIndex
 from irgrid.analysis import Analyzer
 from irgrid.errors import ConfigError
 from irgrid.models import MODEL_FAMILIES, get_model, smoothed_probabilities
 from irgrid.retrieve import Scorer, retrieve_grid
-
+from tiny_index import TinyIndex
 
 DOCS = {
     "d1": "a b a c".split(),
@@ -174,7 +173,7 @@ def test_families_and_parameters_registered():
 
 def test_gjm1_is_not_computed_by_dirichlet():
     """The identity test below compares two computations, not one."""
-    from irgrid.models import QLDirichlet, QLGJM1
+    from irgrid.models import QLGJM1, QLDirichlet
 
     assert not issubclass(QLGJM1, QLDirichlet)
     assert QLGJM1.term_scores is not QLDirichlet.term_scores

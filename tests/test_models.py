@@ -4,11 +4,10 @@ import math
 
 import pytest
 
-from tiny_index import TinyIndex
 from irgrid.errors import ConfigError
 from irgrid.models import BM25, QLDirichlet, get_model
 from irgrid.retrieve import Scorer
-
+from tiny_index import TinyIndex
 
 DOCS = {
     "d1": "a b a c".split(),

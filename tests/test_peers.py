@@ -23,8 +23,14 @@ import pytest
 import yaml
 
 from irgrid.analysis import Analyzer
-from irgrid.collections import (CollectionNotAvailable, load_registry, resolve_files, write_document_shards,
-                                write_qrels, write_topics)
+from irgrid.collections import (
+    CollectionNotAvailable,
+    load_registry,
+    resolve_files,
+    write_document_shards,
+    write_qrels,
+    write_topics,
+)
 from irgrid.evaluate import evaluate_run, mean_values, read_qrels
 from irgrid.index import IndexReader, build_index
 from irgrid.retrieve import read_topics, retrieve_grid

@@ -9,10 +9,22 @@ import types
 from collections import namedtuple
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
-from irgrid.collections import (CollectionSpec, Document, Qrel, Query, document_text, iter_documents, iter_qrels,
-                                iter_queries, load_registry, query_text, write_topics)
+from irgrid.collections import (
+    CollectionSpec,
+    Document,
+    Qrel,
+    Query,
+    document_text,
+    iter_documents,
+    iter_qrels,
+    iter_queries,
+    load_registry,
+    query_text,
+    write_topics,
+)
 from irgrid.collections.local import iter_local_documents, iter_local_queries
 from irgrid.collections.npl import iter_npl_documents, iter_npl_qrels, iter_npl_queries
 from irgrid.collections.qrels import iter_cranfield_qrels, iter_smart_qrels, iter_trec_qrels
@@ -20,8 +32,6 @@ from irgrid.collections.smart import iter_smart_documents, iter_smart_queries
 from irgrid.collections.textio import iter_lines
 from irgrid.collections.trec import iter_trec_documents, iter_trec_topics
 from irgrid.errors import ConfigError, InputFormatError
-
-import pyarrow.parquet as pq
 
 
 def write(path: Path, text: str, newline: str = "\n") -> Path:

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiny_index import TinyIndex
 from irgrid.errors import ConfigError
 from irgrid.models import MODEL_FAMILIES, CollectionStatistics, QueryTerm, get_model
 from irgrid.retrieve import Scorer, retrieve_grid
+from tiny_index import TinyIndex
 
 NEW_FAMILIES = ["bm25_rsj", "mbm25", "piv", "inl2", "tfidf"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from test_workflow import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
 
 GJM = {

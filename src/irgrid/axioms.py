@@ -34,9 +34,10 @@ documents, so the score of a full pseudo-document equals the run's score.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ class DocumentBatch:
     vocabulary: pd.Index    # term of each code
 
     @classmethod
-    def from_terms(cls, docs: Sequence[Sequence[str]]) -> "DocumentBatch":
+    def from_terms(cls, docs: Sequence[Sequence[str]]) -> DocumentBatch:
         """Code ``docs`` (lists of analysed terms, in document order)."""
         lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
         num_tokens = int(lengths.sum())
@@ -121,7 +122,7 @@ class DocumentBatch:
             first[np.unique(doc * max(len(vocabulary), 1) + codes, return_index=True)[1]] = True
         return cls(lengths, starts, codes, position, _per_doc_cumsum(first, starts, doc), vocabulary)
 
-    def take(self, rows: Sequence[int]) -> "DocumentBatch":
+    def take(self, rows: Sequence[int]) -> DocumentBatch:
         """The documents ``rows`` (in that order, repeats allowed) as a batch of their own."""
         rows = np.asarray(rows, dtype=np.int64)
         lengths = self.lengths[rows]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import jsonschema
 import yaml
@@ -137,7 +138,9 @@ def _check_references(config: Mapping[str, Any]) -> None:
             if analyzer not in config["analyzers"]:
                 raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
         if experiment["baseline"] not in experiment["models"]:
-            raise ConfigError(f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}")
+            raise ConfigError(
+                f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}"
+            )
         experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
         experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:

@@ -23,8 +23,8 @@ import pandas as pd
 from .axioms import analyse_run, summarise_violations
 from .grid import decode_point
 from .io import write_parquet, write_text
-from .tables import TableSpec, select_point
 from .stats import spearman
+from .tables import TableSpec, select_point
 
 CONSTRAINTS = ("C1", "C2", "C3", "C4")
 
@@ -102,7 +102,8 @@ def _rows(table: pd.DataFrame, spec: TableSpec) -> list[list[str]]:
     rows = []
     for _, entry in table.iterrows():
         rows.append(
-            [f"{entry['collection']} ({entry['queryset']})", spec.model_labels.get(entry["model"], entry["model"]), entry["params"]]
+            [f"{entry['collection']} ({entry['queryset']})", spec.model_labels.get(entry["model"], entry["model"]),
+             entry["params"]]
             + [f"{entry[c]:.2f}" for c in (*CONSTRAINTS, "total")]
             + [f"{entry[spec.select_by]:.4f}", f"{entry['rank_violations']} / {entry['rank_measure']}"]
         )
@@ -111,14 +112,16 @@ def _rows(table: pd.DataFrame, spec: TableSpec) -> list[list[str]]:
 
 def _correlation_rows(correlations: pd.DataFrame) -> list[list[str]]:
     return [
-        [f"{entry['collection']} ({entry['queryset']})", str(entry["functions"]), f"{entry['rho']:.3f}", f"{entry['p_value']:.4g}"]
+        [f"{entry['collection']} ({entry['queryset']})", str(entry["functions"]), f"{entry['rho']:.3f}",
+         f"{entry['p_value']:.4g}"]
         for _, entry in correlations.iterrows()
     ]
 
 
 def violation_tables(table: pd.DataFrame, correlations: pd.DataFrame, spec: TableSpec) -> dict[str, str]:
     """The violation table and the correlations as Markdown, LaTeX, HTML and CSV texts."""
-    header = ["collection", "function", "parameters", *CONSTRAINTS, "total", spec.select_by, f"rank: violations / {spec.select_by}"]
+    header = ["collection", "function", "parameters", *CONSTRAINTS, "total", spec.select_by,
+              f"rank: violations / {spec.select_by}"]
     corr_header = ["collection", "functions", "Spearman ρ (total violations, " + spec.select_by + ")", "p"]
     rows, corr_rows = _rows(table, spec), _correlation_rows(correlations)
     legend = (
@@ -138,11 +141,13 @@ def violation_tables(table: pd.DataFrame, correlations: pd.DataFrame, spec: Tabl
         def escape(text):
             return text.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("ρ", r"$\rho$")
 
-        out = [r"\begin{tabular}{" + "l" * 3 + "r" * (len(head) - 3) + "}", r"\toprule", " & ".join(map(escape, head)) + r" \\", r"\midrule"]
+        out = [r"\begin{tabular}{" + "l" * 3 + "r" * (len(head) - 3) + "}", r"\toprule",
+               " & ".join(map(escape, head)) + r" \\", r"\midrule"]
         out += [" & ".join(map(escape, row)) + r" \\" for row in body]
         return out + [r"\bottomrule", r"\end{tabular}"]
 
-    tex = [r"\begin{table}", r"\centering"] + latex(header, rows) + [r"\medskip"] + latex(corr_header + [""], [r + [""] for r in corr_rows])
+    tex = ([r"\begin{table}", r"\centering"] + latex(header, rows) + [r"\medskip"]
+           + latex(corr_header + [""], [r + [""] for r in corr_rows]))
     tex += [r"\caption{" + legend.replace("ρ", r"$\rho$") + "}", r"\end{table}"]
 
     def html_table(head, body):

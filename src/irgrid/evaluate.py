@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import ir_measures
 import pandas as pd
@@ -132,7 +132,8 @@ def write_evaluation(per_query: pd.DataFrame, path: str | os.PathLike) -> None:
 def read_evaluation(path: str | os.PathLike) -> pd.DataFrame:
     table = pq.read_table(path)
     if not {"qid", "measure", "value"} <= set(table.column_names):
-        raise InputFormatError(path, None, "per-query evaluations with columns qid, measure, value", f"columns {table.column_names}")
+        raise InputFormatError(path, None, "per-query evaluations with columns qid, measure, value",
+                               f"columns {table.column_names}")
     return table.to_pandas()
 
 

@@ -103,7 +103,8 @@ def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
     )
 
 
-def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str], stem: Path) -> list[Path]:
+def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str],
+                     stem: Path) -> list[Path]:
     curves = sensitivity_curves(evaluations, measure)
     rows = list(dict.fromkeys(zip(evaluations["collection"], evaluations["queryset"])))
     several = len({queryset for _, queryset in rows}) > 1
@@ -127,7 +128,8 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
             if r == 0:
                 axis.set_title(labels.get(model, model), fontsize="small")
             if c == 0:
-                axis.set_ylabel(f"{collection} ({queryset})\n{measure}" if several else f"{collection}\n{measure}", fontsize="small")
+                label = f"{collection} ({queryset})\n{measure}" if several else f"{collection}\n{measure}"
+                axis.set_ylabel(label, fontsize="small")
             if panel["parameter"].nunique() > 1:
                 axis.legend(fontsize="x-small")
             elif not panel.empty:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from . import __version__
 from .io import write_text

@@ -15,9 +15,9 @@ import dataclasses
 import functools
 import os
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd

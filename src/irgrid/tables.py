@@ -13,9 +13,9 @@ from __future__ import annotations
 import html
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -128,7 +128,9 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
                     try:
                         result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
                     except ValueError as error:
-                        raise ValueError(f"{collection}/{queryset}, {model!r} against {spec.baseline!r}, {measure}: {error}") from None
+                        raise ValueError(
+                            f"{collection}/{queryset}, {model!r} against {spec.baseline!r}, {measure}: {error}"
+                        ) from None
                     p_value, difference = result.p_value, result.mean_difference
                 measure_rows.append(
                     {

@@ -63,7 +63,7 @@ class Analyzer:
 
     # ------------------------------------------------------------------ config
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Analyzer":
+    def from_dict(cls, d: dict[str, Any] | None) -> Analyzer:
         """Build from a configuration mapping (missing keys take the defaults)."""
         if d is None:
             return cls()

@@ -21,8 +21,7 @@ from .readers import document_text, iter_documents, iter_qrels, iter_queries, qu
 from .records import Document, Qrel, Query
 from .sources import ChecksumError, CollectionNotAvailable, resolve_files
 from .spec import CollectionSpec, get_spec, load_registry
-from .writers import (DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, shard_bounds, write_document_shards,
-                      write_qrels, write_topics)
+from .writers import DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, shard_bounds, write_document_shards, write_qrels, write_topics
 
 __all__ = [
     "CollectionSpec",

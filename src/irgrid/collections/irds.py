@@ -9,7 +9,8 @@ directory.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .qrels import map_relevance
 from .records import Document, Qrel, Query

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import InputFormatError
 from .records import Document, Query

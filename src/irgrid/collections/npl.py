@@ -17,12 +17,13 @@ wrapped over several lines; relevance is binary. Documents and queries have a si
 from __future__ import annotations
 
 import os
-from typing import Iterator, Mapping, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 from ..errors import InputFormatError
+from .qrels import map_relevance
 from .records import Document, Qrel, Query
 from .textio import iter_lines, normalize_numeric_id
-from .qrels import map_relevance
 
 
 class NplRecord(NamedTuple):

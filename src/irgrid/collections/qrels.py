@@ -17,7 +17,7 @@ look at judged documents only. Blank lines are skipped (CISI.REL ends with one).
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from ..errors import InputFormatError
 from .records import Qrel

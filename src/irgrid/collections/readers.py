@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from .records import Document, Qrel, Query

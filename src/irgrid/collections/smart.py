@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from ..errors import InputFormatError
 from .records import Document, Query

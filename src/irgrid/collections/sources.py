@@ -29,8 +29,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import ConfigError
 from .spec import PACKAGE_REPO_ROOT, CollectionSpec

@@ -9,12 +9,12 @@ is a :class:`~irgrid.errors.ConfigError` naming the collection and the key.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -79,7 +79,7 @@ class CollectionSpec:
         return data
 
     @classmethod
-    def from_dict(cls, collection_id: str, entry: Mapping[str, Any]) -> "CollectionSpec":
+    def from_dict(cls, collection_id: str, entry: Mapping[str, Any]) -> CollectionSpec:
         """Build a spec from one registry entry (already schema-valid, or hand-written in tests)."""
         where = f"collection {collection_id!r}"
         entry = dict(entry)

@@ -15,8 +15,9 @@ import bz2
 import gzip
 import lzma
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from ..errors import InputFormatError
 

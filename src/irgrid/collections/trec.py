@@ -35,7 +35,7 @@ from __future__ import annotations
 import html
 import os
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import InputFormatError
 from .qrels import iter_trec_qrels

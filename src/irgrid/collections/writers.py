@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq

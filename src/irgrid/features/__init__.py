@@ -1,7 +1,23 @@
 """Query features: terms, phrases and windows compiled from a query, and their postings."""
 
-from .query import (ORDERED, TERM, UNORDERED, AnalyzedQuery, CompiledFeature, Feature, contiguous_runs, counted,
-                    ordered, ordered_subsets, phrase, phrase_pairs, sequential_pairs, term, term_pairs, unordered)
+from .query import (
+                    ORDERED,
+                    TERM,
+                    UNORDERED,
+                    AnalyzedQuery,
+                    CompiledFeature,
+                    Feature,
+                    contiguous_runs,
+                    counted,
+                    ordered,
+                    ordered_subsets,
+                    phrase,
+                    phrase_pairs,
+                    sequential_pairs,
+                    term,
+                    term_pairs,
+                    unordered,
+)
 from .windows import PositionalPostings, WindowPostings, window_postings
 
 __all__ = [

@@ -52,7 +52,7 @@ class PositionalPostings(NamedTuple):
     positions: np.ndarray  # int32
 
     @classmethod
-    def from_lists(cls, lists: dict[str, tuple[np.ndarray, list[np.ndarray]]]) -> "PositionalPostings":
+    def from_lists(cls, lists: dict[str, tuple[np.ndarray, list[np.ndarray]]]) -> PositionalPostings:
         """From ``term -> (docids, [positions of each posting])`` (small inputs: tests, toy indexes)."""
         spans, docids, positions, lengths = {}, [], [], []
         row = 0

@@ -1,6 +1,6 @@
 """The Parquet inverted index: Dask build and reader (see docs/architecture.md, section Index)."""
 
-from .build import build_index, bucket_of
+from .build import bucket_of, build_index
 from .reader import IndexReader, Postings
 
 __all__ = ["IndexReader", "Postings", "bucket_of", "build_index"]

@@ -39,9 +39,9 @@ import os
 import re
 import secrets
 import shutil
-import time
 import sys
 import threading
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -53,8 +53,8 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 from irgrid.analysis.stem import get_stemmer
-from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
 from irgrid.errors import ConfigError, InputFormatError
+from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
 
 FORMAT_VERSION = 2
 

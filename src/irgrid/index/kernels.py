@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
 #: columns of a word's row in ``word_info``: one row (one cache line) per word is
 #: what the token loop reads; separate arrays cost a cache miss each for rare words.
 FIRST_TERM, FIRST_REL, NUM_TOKENS, MORE_COUNT, MORE_START = range(5)

@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
-
 from irgrid.features.windows import PositionalPostings
 
 from .build import FORMAT_VERSION, FORWARD_PART_DOCS

@@ -5,8 +5,17 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
 from .dependence import BigramLM, ConceptUnigramLM, FeatureModel, FullDependence, SequentialDependence
-from .lm import (KLDirichletML, QLAbsoluteDiscounting, QLDirichlet, QLGJM1, QLGJM2, QLJelinekMercer, QLTwoStage,
-                 SmoothedQueryLikelihood, smoothed_probabilities)
+from .lm import (
+    QLGJM1,
+    QLGJM2,
+    KLDirichletML,
+    QLAbsoluteDiscounting,
+    QLDirichlet,
+    QLJelinekMercer,
+    QLTwoStage,
+    SmoothedQueryLikelihood,
+    smoothed_probabilities,
+)
 from .weighting import BM25, BM25RSJ, MBM25, TFIDF, InL2, PivotedNormalisation
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {

@@ -9,8 +9,9 @@ postings of a query once and score a whole parameter grid from the same arrays.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class CollectionStatistics:
     num_terms: int = 0
 
     @classmethod
-    def from_index(cls, index) -> "CollectionStatistics":
+    def from_index(cls, index) -> CollectionStatistics:
         """The statistics an index records in its stats.json."""
         stats = index.stats
         return cls(

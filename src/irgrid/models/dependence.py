@@ -24,8 +24,18 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConfigError
-from ..features import (AnalyzedQuery, CompiledFeature, contiguous_runs, counted, ordered_subsets, phrase,
-                        phrase_pairs, sequential_pairs, term, unordered)
+from ..features import (
+    AnalyzedQuery,
+    CompiledFeature,
+    contiguous_runs,
+    counted,
+    ordered_subsets,
+    phrase,
+    phrase_pairs,
+    sequential_pairs,
+    term,
+    unordered,
+)
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
 from .formulas import DIRICHLET_KERNEL, NO_KERNEL, as_float_array, dirichlet_document_array, dirichlet_part_array
 from .lm import KLDirichletML, QLDirichlet

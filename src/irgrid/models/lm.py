@@ -25,7 +25,7 @@ Derivations are in docs/models.md.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
