@@ -8,6 +8,10 @@ PYTEST_ARGS ?=
 .PHONY: setup run test lint dry-run clean
 
 $(VENV)/.installed: pyproject.toml
+	@# WordNet's database for the wordnet stemmer: Debian's wordnet-base, where apt-get can run as root
+	@if [ ! -f /usr/share/wordnet/index.noun ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get install -y -qq wordnet-base || (apt-get update -qq && apt-get install -y -qq wordnet-base)) >/dev/null \
+		|| echo "warning: wordnet-base not installed: the wordnet stemmer will ask for it"; fi
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'

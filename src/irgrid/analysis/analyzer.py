@@ -45,6 +45,8 @@ class Analyzer:
             )
         if self.stemmer not in STEMMERS:
             raise ConfigError(f"unknown stemmer {self.stemmer!r}; expected one of {', '.join(STEMMERS)}")
+        if self.stemmer == "wordnet":
+            get_stemmer("wordnet")  # no WordNet database: stop here, saying what to install
         for flag in ("lowercase", "possessive"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"analyzer option {flag!r} must be true or false, got {getattr(self, flag)!r}")

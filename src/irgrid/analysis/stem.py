@@ -6,6 +6,8 @@
             two step-2 rules, ``-bli -> -ble`` and ``-logi -> -log``; PyStemmer follows
             the paper, so e.g. ``apology -> apologi`` here and ``apolog`` in Lucene.)
 ``krovetz`` Krovetz's inflectional/derivational stemmer (``krovetzstemmer``).
+``wordnet`` WordNet's morphy lemmatiser (:mod:`irgrid.analysis.wordnet`), as the ADM
+            paper used; needs WordNet's database (Debian's ``wordnet-base``).
 ``none``    the identity.
 
 As in Lucene's ``PorterStemmer`` (and Porter's reference code), words of one or
@@ -18,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-STEMMERS = ("porter", "krovetz", "none")
+STEMMERS = ("porter", "krovetz", "wordnet", "none")
 
 # Beyond this many cached words the cache is dropped and refilled (bounded memory).
 CACHE_SIZE = 1 << 20
@@ -43,6 +45,10 @@ def _raw_stemmer(name: str) -> Callable[[str], str]:
             import krovetzstemmer
 
             fn = krovetzstemmer.Stemmer().stem
+        elif name == "wordnet":
+            from .wordnet import load_morphy
+
+            fn = load_morphy()
         else:  # pragma: no cover - guarded by get_stemmer
             raise ValueError(name)
         stemmers[name] = fn
@@ -55,6 +61,11 @@ def get_stemmer(name: str) -> Callable[[str], str]:
         raise ValueError(f"unknown stemmer {name!r}; expected one of {', '.join(STEMMERS)}")
     if name == "none":
         return _identity
+    if name == "wordnet":
+        # a missing database stops the analyzer now, not inside the first document's analysis
+        from .wordnet import load_morphy
+
+        load_morphy()
     fn = _functions.get(name)
     if fn is not None:
         return fn

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
-from .dependence import BigramLM, ConceptUnigramLM, FeatureModel, FullDependence, SequentialDependence
+from .dependence import AxiomaticDependence, BigramLM, ConceptUnigramLM, FeatureModel, FullDependence, SequentialDependence
 from .lm import (
     QLGJM1,
     QLGJM2,
@@ -22,7 +22,7 @@ MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
                   BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF,
-                  SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM)
+                  SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence)
 }
 
 
@@ -37,6 +37,7 @@ def get_model(family: str) -> RetrievalModel:
 
 
 __all__ = [
+    "AxiomaticDependence",
     "BM25",
     "BM25RSJ",
     "BigramLM",

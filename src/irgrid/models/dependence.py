@@ -9,8 +9,9 @@
 * ``bg``, ``culm``: the bigram language model of the ADM paper (its reference [3])
   and the concept unigram model (its reference [6], Srikanth & Srihari), both
   ``kl_ml`` plus a correction for each query bigram seen in the document.
-* ``adm``: the axiomatic dependence model (seed 000), ``kl_ml`` plus a dependence
-  score over the query's term pairs; see :mod:`irgrid.models.axiomatic`.
+* ``adm``: the axiomatic dependence model (Ding & Wang, AIRS 2008; seed 000),
+  ``kl_ml`` plus a dependence score over the query's term pairs, reconstructed
+  from the paper's four constraints (:class:`AxiomaticDependence`).
 
 Formulas, the reconstruction of the lost ones and what each rests on: docs/models.md.
 """
@@ -34,6 +35,7 @@ from ..features import (
     phrase_pairs,
     sequential_pairs,
     term,
+    term_pairs,
     unordered,
 )
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
@@ -278,3 +280,92 @@ class ConceptUnigramLM(BigramLM):
         if query.phrases is None:
             return sequential_pairs(query.terms)
         return phrase_pairs(query.phrases)
+
+
+ADM_WINDOW = Parameter("window", 8.0, 2.0, 1e6, "co-occurrence window N: both terms of a pair within N positions")
+ADM_ALPHA = Parameter("alpha", 0.5, 0.0, 1.0, "weight of the pair's own document frequency in P(wi,wj|C) "
+                      "(1 - alpha: the independence estimate DF(wi) DF(wj) / N^2)", low_inclusive=False,
+                      high_inclusive=False)
+ADM_BETA = Parameter("beta", 0.5, 0.0, 1.0, "weight of the pair's own count in P(wi,wj|D) "
+                     "(1 - beta: the independence estimate C_D(wi) C_D(wj) / |D|^2)", low_inclusive=False)
+PAIR_GROUP_PREFIX = "L"
+
+
+def pair_group(width: int) -> str:
+    return f"{PAIR_GROUP_PREFIX}{width}"
+
+
+class AxiomaticDependence(FeatureModel, KLDirichletML):
+    """ADM (Ding & Wang 2008): ``kl_ml`` plus a dependence score over the query's term pairs L.
+
+    The paper's equations were lost in extraction; this is the reconstruction of
+    docs/models.md ("ADM"), built to satisfy its four constraints:
+
+        P(wi,wj|C) = alpha DF(wi,wj)/N + (1 - alpha) DF(wi) DF(wj) / N^2        (C1, C2)
+        P(wi,wj|D) = beta C_D(wi,wj)/|D| + (1 - beta) C_D(wi) C_D(wj) / |D|^2   (C3, C4)
+        RSV_DEP(Q,D) = sum_{(wi,wj) in L} P(wi,wj|Q) log(1 + |D| P(wi,wj|D) / (mu P(wi,wj|C)))
+        score = RSV_UG(Q,D) + RSV_DEP(Q,D),  P(wi,wj|Q) = 1/|L|
+
+    DF(wi,wj) is the number of documents where wi and wj occur within N positions
+    (the df of ``#uwN(wi wj)``) and C_D(wi,wj) its count in D; RSV_DEP is the
+    matched-term part of Dirichlet smoothing (as ``log(1 + tf / (mu p(t|C)))`` for a
+    term) with P(wi,wj|C) as the background and mu shared with the unigram part.
+    It is 0 for a document without one of the pair's terms, and grows only as the
+    log of the pair's evidence: the bound on over-scoring the paper asks for.  L is
+    the adjacent query terms, or the pairs inside the parsed phrases on a parsed
+    query set (:func:`irgrid.features.term_pairs`); a pair of one term twice is left
+    out, and a query without a pair scores as ``kl_ml``.
+    """
+
+    name = "adm"
+    description = "axiomatic dependence model: Dirichlet KL plus a smoothed term-pair score (reconstructed)"
+    parameters = (KLDirichletML.parameters[0], ADM_WINDOW, ADM_ALPHA, ADM_BETA)
+    kernel = NO_KERNEL
+    scores_candidates = True
+
+    @staticmethod
+    def pairs(query: AnalyzedQuery) -> list[tuple[str, str]]:
+        return [pair for pair in term_pairs(query) if pair[0] != pair[1]]
+
+    def compile(self, query, points):
+        widths = sorted({whole_number(point["window"], "window", self.name, 2) for point in points})
+        features = sorted_terms(query.terms)
+        for width in widths:
+            features += [(unordered(pair, width), pair_group(width)) for pair in self.pairs(query)]
+        return counted(features)
+
+    @staticmethod
+    def collection_weight(pair_df, first_df, second_df, num_docs, alpha):
+        """P(wi,wj|C): the pair's document frequency, interpolated with its independence estimate."""
+        return alpha * pair_df / num_docs + (1.0 - alpha) * (first_df / num_docs) * (second_df / num_docs)
+
+    @staticmethod
+    def document_weight(pair_count, first_count, second_count, doc_lengths, beta):
+        """P(wi,wj|D): the pair's count in D, interpolated with its independence estimate."""
+        lengths = np.asarray(doc_lengths, dtype=np.float64)
+        return beta * pair_count / lengths + (1.0 - beta) * (first_count / lengths) * (second_count / lengths)
+
+    def dependence_scores(self, terms, counts, doc_lengths, stats, point) -> np.ndarray:
+        """RSV_DEP of each candidate (0 where the query has no pair)."""
+        scores = np.zeros(counts.shape[1], dtype=np.float64)
+        group = pair_group(int(point["window"]))
+        pairs = [(row, t) for row, t in enumerate(terms) if t.group == group]
+        if not pairs:
+            return scores
+        row_of = {t.feature.terms[0]: row for row, t in enumerate(terms) if t.group == TERMS_GROUP}
+        mu, lengths = point["mu"], np.asarray(doc_lengths, dtype=np.float64)
+        weight_of_pair = 1.0 / sum(t.qtf for _, t in pairs)  # P(wi,wj|Q) = 1/|L|
+        for row, t in pairs:
+            first, second = (terms[row_of[word]] for word in t.feature.terms)
+            background = self.collection_weight(t.df, first.df, second.df, stats.num_docs, point["alpha"])
+            in_document = self.document_weight(counts[row], counts[row_of[first.feature.terms[0]]],
+                                               counts[row_of[second.feature.terms[0]]], lengths, point["beta"])
+            scores += t.qtf * weight_of_pair * np.log1p(lengths * in_document / (mu * background))
+        return scores
+
+    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
+        unigram = BigramLM.unigram_scores(self, terms, counts, doc_lengths, stats, point)
+        words = [t for t in terms if t.group == TERMS_GROUP]
+        if words:
+            unigram *= self.query_weight(words)
+        return unigram + self.dependence_scores(terms, counts, doc_lengths, stats, point)

@@ -21,8 +21,9 @@ from ..io import write_parquet
 from .pipeline import DEFAULT_PIPELINE, load_pipeline
 
 PARSED_SUFFIX = "+parser"
-#: tokens left out of a phrase: they carry no content, and the paper's pairs join content words
-OUTSIDE_PHRASES = frozenset({"det", "predet", "punct", "case", "cc"})
+#: parts of speech left out of a phrase: they carry no content, and the paper's pairs join content
+#: words ("What", "the", "'s", "and" and punctuation inside a noun chunk)
+OUTSIDE_PHRASES = frozenset({"DET", "PRON", "PUNCT", "CCONJ", "PART", "SPACE"})
 
 PARSED_TOPICS_SCHEMA = pa.schema([
     pa.field("qid", pa.string()),
@@ -41,10 +42,10 @@ def parsed_queryset(name: str) -> str | None:
 
 
 def phrases_of(doc) -> list[str]:
-    """The noun chunks of a parsed text, each without determiners, punctuation and conjunctions."""
+    """The noun chunks of a parsed text, each without determiners, pronouns, punctuation and conjunctions."""
     phrases = []
     for chunk in doc.noun_chunks:
-        words = [token.text for token in chunk if token.dep_ not in OUTSIDE_PHRASES and not token.is_punct]
+        words = [token.text for token in chunk if token.pos_ not in OUTSIDE_PHRASES]
         if words:
             phrases.append(" ".join(words))
     return phrases
