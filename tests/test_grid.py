@@ -15,7 +15,9 @@ def test_values_are_written_canonically():
     assert encode_point({}, []) == "default"
 
 
-@given(st.dictionaries(st.sampled_from(["k1", "b", "mu", "lam"]), st.floats(-1e6, 1e6, allow_nan=False), min_size=1))
+# names with the separator in them (the dependence models' bigram_weight, lambda_t, max_terms) too
+@given(st.dictionaries(st.sampled_from(["k1", "b", "mu", "lam", "bigram_weight", "lambda_t", "max_terms", "a_b_c"]),
+                       st.floats(-1e6, 1e6, allow_nan=False), min_size=1))
 def test_encoding_round_trips(point):
     order = sorted(point)
     assert decode_point(encode_point(point, order)) == {name: float(format_value(v)) for name, v in point.items()}
@@ -32,5 +34,8 @@ def test_bad_values_are_refused():
         format_value(float("nan"))
     with pytest.raises(ConfigError, match="k1"):
         decode_point("k1~x")
+    for bad in ("mu", "mu~1_", "~1", "mu~1_b"):
+        with pytest.raises(ConfigError):
+            decode_point(bad)
     with pytest.raises(ConfigError):
         encode_point({"k1": 1}, ["k1", "b"])

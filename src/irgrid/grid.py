@@ -46,14 +46,29 @@ def encode_point(point: Mapping[str, float], order: Sequence[str]) -> str:
 
 
 def decode_point(encoded: str) -> dict[str, float]:
-    """Inverse of :func:`encode_point`; values come back as floats."""
+    """Inverse of :func:`encode_point`; values come back as floats.
+
+    A name may hold the separator (``bigram_weight~0.1``), a value never does (a
+    number), so each ``_`` that ends a value starts the next name.
+    """
     if encoded == NO_PARAMS:
         return {}
-    point: dict[str, float] = {}
-    for item in encoded.split(PARAM_SEP):
-        name, sep, value = item.partition(KEY_VALUE_SEP)
+    pieces = encoded.split(KEY_VALUE_SEP)
+    if len(pieces) < 2:
+        raise ConfigError(f"cannot read parameter {encoded!r}: expected name{KEY_VALUE_SEP}value")
+    names, values = [pieces[0]], []
+    for piece in pieces[1:-1]:
+        value, sep, name = piece.partition(PARAM_SEP)
         if not sep or not name:
-            raise ConfigError(f"cannot read parameter {item!r} in {encoded!r}: expected name{KEY_VALUE_SEP}value")
+            raise ConfigError(f"cannot read parameter {piece!r} in {encoded!r}: expected "
+                              f"value{PARAM_SEP}name between two {KEY_VALUE_SEP}")
+        values.append(value)
+        names.append(name)
+    values.append(pieces[-1])
+    point: dict[str, float] = {}
+    for name, value in zip(names, values):
+        if not name or PARAM_SEP in value:
+            raise ConfigError(f"cannot read parameter {name!r} in {encoded!r}: expected name{KEY_VALUE_SEP}value")
         try:
             point[name] = float(value)
         except ValueError:
