@@ -42,6 +42,23 @@ CONSTRAINTS = {
     "axioms": True,
     "axiom_depth": 30,
 }
+ADM = {
+    "title": "Term dependence on ADI (test)",
+    "collections": ["adi"],
+    "querysets": ["text", "text+parser"],
+    "analyzer": "porter",
+    "models": {
+        "ug": {"family": "kl_ml", "grid": {"mu": [500, 1000]}},
+        "culm": {"family": "culm", "grid": {"mu": 1000}},
+        "adm": {"family": "adm", "grid": {"mu": 1000, "window": [2, 8], "beta": [0.5, 0.9]}},
+        "sdm": {"family": "sdm", "grid": {"mu": 1000}},
+    },
+    "baseline": "ug",
+    "correction": "holm",
+    "tables": ["best", "cv"],
+    "folds": 3,
+    "parameter_figures": ["window"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +72,13 @@ def workdir(tmp_path_factory):
         "num_shards": 2,
         "analyzers": {"porter": dict(ANALYZER), "porter_smart": {**ANALYZER, "stopwords": "smart"}},
         "measures": ["AP", "P@10"],
-        "experiments": {"gjm": "config/experiments/gjm.yaml", "constraints": "config/experiments/constraints.yaml"},
+        "experiments": {"gjm": "config/experiments/gjm.yaml", "constraints": "config/experiments/constraints.yaml",
+                        "adm": "config/experiments/adm.yaml"},
     }
     workdir = make_workdir(tmp_path_factory.mktemp("papers"), config, experiment={})
     write_yaml(GJM, workdir / "config" / "experiments" / "gjm.yaml")
     write_yaml(CONSTRAINTS, workdir / "config" / "experiments" / "constraints.yaml")
+    write_yaml(ADM, workdir / "config" / "experiments" / "adm.yaml")
     assert_ok(snakemake(workdir))
     return workdir
 
@@ -107,3 +126,28 @@ def test_violations_for_each_function_and_analyzer(workdir):
     per_doc = pd.read_parquet(workdir / "results" / "axioms" / "constraints" / "adi.parquet")
     # At most axiom_depth documents of each query were analysed.
     assert per_doc.groupby(["model", "analyzer", "qid"]).size().max() <= 30
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.xdist_group("papers")
+def test_term_dependence_rows_for_adjacent_and_parser_pairs(workdir):
+    parsed = pd.read_parquet(workdir / "results" / "adi" / "topics" / "text+parser.parquet")
+    plain = pd.read_parquet(workdir / "results" / "adi" / "topics" / "text.parquet")
+    assert parsed["qid"].tolist() == plain["qid"].tolist()
+    assert parsed["phrases"].map(len).sum() > len(parsed)  # queries have several phrases
+    assert all(len(tokens) == len(heads) for tokens, heads in zip(parsed["tokens"], parsed["heads"]))
+    summary = pd.read_csv(workdir / "results" / "tables" / "adm" / "table.csv")
+    assert set(summary["queryset"]) == {"text", "text+parser"}
+    assert set(summary["model"]) == {"ug", "culm", "adm", "sdm"}
+    # the pairs differ between the two rows, so ADM's runs do; UG's do not
+    runs = workdir / "results" / "adi" / "runs" / "porter"
+    ug = [pd.read_parquet(runs / queryset / "ug" / "mu~1000.parquet") for queryset in ("text", "text+parser")]
+    pd.testing.assert_frame_equal(ug[0], ug[1])
+    point = "mu~1000_window~8_alpha~0.5_beta~0.5.parquet"
+    adm = [pd.read_parquet(runs / queryset / "adm" / point) for queryset in ("text", "text+parser")]
+    assert not adm[0]["score"].equals(adm[1]["score"])
+    for run in adm:
+        assert run["score"].notna().all()
+    for suffix in ["svg", "png"]:
+        assert (workdir / "results" / "figures" / "adm" / f"parameter-window.{suffix}").stat().st_size > 1000
