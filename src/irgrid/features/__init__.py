@@ -18,7 +18,7 @@ from .query import (
                     term_pairs,
                     unordered,
 )
-from .windows import PositionalPostings, WindowPostings, window_postings
+from .windows import PositionalPostings, WindowPostings, many_window_postings, window_postings
 
 __all__ = [
     "ORDERED",
@@ -31,6 +31,7 @@ __all__ = [
     "WindowPostings",
     "contiguous_runs",
     "counted",
+    "many_window_postings",
     "ordered",
     "ordered_subsets",
     "phrase",

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..models.base import QueryFeature, RetrievalModel
 from .query import AnalyzedQuery, CompiledFeature, Feature
-from .windows import window_postings
+from .windows import many_window_postings
 
 PHRASES_COLUMN = "phrases"
 
@@ -72,10 +72,9 @@ def compile_query_set(
             df, cf = present[word]
             statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, positional.docids[lo:hi],
                                                                      positional.tfs[lo:hi])
-        for feature in distinct:
-            if not feature.is_term:
-                found = window_postings(feature, positional)
-                statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
+        windows = [feature for feature in distinct if not feature.is_term]
+        for feature, found in zip(windows, many_window_postings(windows, positional)):
+            statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
     for word, postings in index.postings(term_words).items():
         df, cf = present[word]
         statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
