@@ -52,8 +52,7 @@ def peak_rss_mib(who=resource.RUSAGE_SELF) -> float:
 
 
 def build_cacm(root: Path) -> bool:
-    from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files, write_document_shards
-    from irgrid.collections import write_topics
+    from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files, write_document_shards, write_topics
     from irgrid.index import build_index
 
     spec = load_registry(REPO / "config" / "collections.yaml")["cacm"]

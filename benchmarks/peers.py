@@ -20,10 +20,9 @@ into the same tokens.
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pyarrow.parquet as pq
 

@@ -260,7 +260,8 @@ class TreeRSS(threading.Thread):
             self.halt.wait(self.interval)
 
 
-def run_child(task: dict, log_dir: Path, single_thread: bool) -> dict:
+def run_child(task: dict, log_dir: Path, single_thread: bool, script: Path | None = None) -> dict:
+    """Run ``task`` in a fresh ``python SCRIPT --_child`` (this file's by default), watching its process tree's RSS."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(task, handle)
         task_path = handle.name
@@ -272,7 +273,7 @@ def run_child(task: dict, log_dir: Path, single_thread: bool) -> dict:
     log_path = log_dir / f"{task['kind']}-{task['system']}.log"
     start = time.perf_counter()
     with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--_child", task_path, result_path],
+        proc = subprocess.Popen([sys.executable, str(script or Path(__file__).resolve()), "--_child", task_path, result_path],
                                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
         monitor = TreeRSS(proc.pid)
         monitor.start()

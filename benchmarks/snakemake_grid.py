@@ -184,11 +184,14 @@ def main(argv=None) -> int:
         print(f"jobs:                {total_jobs} ({', '.join(f'{n} {step}' for step, n in jobs.items())})")
         print(f"preparation:         {prepared:.1f} s wall (shards, index, topics, qrels; not counted below)")
         print(f"wall time:           {wall:.1f} s = {core_seconds:.1f} core-seconds on {args.cores} cores")
-        print(f"  retrieve jobs:     {retrieve_imports + retrieve_work:8.1f} core-s in {len(retrieve)} `irgrid retrieve` commands: "
+        print(f"  retrieve jobs:     {retrieve_imports + retrieve_work:8.1f} core-s in {len(retrieve)} "
+              "`irgrid retrieve` commands: "
               f"imports {retrieve_imports:.1f}, retrieval and writing {retrieve_work:.1f}")
-        print(f"  evaluate jobs:     {evaluate_imports + evaluate_work:8.1f} core-s in {len(evaluate)} `irgrid evaluate` commands: "
+        print(f"  evaluate jobs:     {evaluate_imports + evaluate_work:8.1f} core-s in {len(evaluate)} "
+              "`irgrid evaluate` commands: "
               f"imports {evaluate_imports:.1f}, evaluation and writing {evaluate_work:.1f}")
-        print(f"  process start-up:  {started_up:8.1f} core-s estimated: {total_jobs} jobs x {startup:.2f} s (`irgrid --help`, median of 5)")
+        print(f"  process start-up:  {started_up:8.1f} core-s estimated: {total_jobs} jobs x {startup:.2f} s "
+              "(`irgrid --help`, median of 5)")
         print(f"  remainder:         {remainder:8.1f} core-s: Snakemake (DAG, scheduling, spawning jobs) and idle cores")
         print(f"scoring + evaluating {work:.1f} core-s vs everything else {overhead:.1f} core-s "
               f"(imports, start-up, remainder): {overhead / core_seconds:.0%} of the core-seconds")
