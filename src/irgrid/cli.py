@@ -19,6 +19,12 @@ from .errors import ConfigError, InputFormatError
 log = logging.getLogger("irgrid")
 
 
+def _json_argument(value: str):
+    """A JSON argument given inline, or ``-`` for standard input: an experiment's cells outgrow the
+    128 KiB a single command-line argument may hold, so the rules pass them through a here-document."""
+    return json.loads(sys.stdin.read() if value == "-" else value)
+
+
 def _collection(args):
     from .collections import load_registry, resolve_files
 
@@ -132,7 +138,7 @@ def cmd_table(args) -> None:
     from .tables import TableSpec, load_cells, summarise, write_tables
 
     spec = TableSpec(**json.loads(args.spec))
-    cells = pd.DataFrame(json.loads(args.cells))
+    cells = pd.DataFrame(_json_argument(args.cells))
     summary = summarise(load_cells(cells), spec)
     write_tables(summary, spec, args.out_dir, stem=args.stem)
 
@@ -144,7 +150,7 @@ def cmd_figures(args) -> None:
     from .tables import TableSpec, load_cells, summarise
 
     spec = TableSpec(**json.loads(args.spec))
-    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
     summary = summarise(evaluations, spec)
     write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
@@ -156,9 +162,10 @@ def cmd_parameter_figure(args) -> None:
     from .tables import TableSpec, load_cells
 
     spec = TableSpec(**json.loads(args.spec))
-    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
     stem = Path(args.out_dir) / f"parameter-{args.parameter}"
-    plot_parameter(evaluations, spec.select_by, args.parameter, list(spec.models), spec.model_labels, stem)
+    plot_parameter(evaluations, spec.select_by, args.parameter, list(spec.models), spec.model_labels, stem,
+                   baseline=spec.baseline)
 
 
 def cmd_violations(args) -> None:
@@ -169,7 +176,7 @@ def cmd_violations(args) -> None:
 
     spec = TableSpec(**json.loads(args.spec))
     started = time.perf_counter()
-    per_doc = analyse_best_runs(pd.DataFrame(json.loads(args.cells)), spec, json.loads(args.families), depth=args.depth)
+    per_doc = analyse_best_runs(pd.DataFrame(_json_argument(args.cells)), spec, json.loads(args.families), depth=args.depth)
     write_violations(per_doc, args.out)
     log.info("counted violations in %d query-document pairs in %.1fs", len(per_doc), time.perf_counter() - started)
 
@@ -184,7 +191,7 @@ def cmd_violation_table(args) -> None:
 
     spec = TableSpec(**json.loads(args.spec))
     per_doc = pd.concat([pq.read_table(path).to_pandas() for path in args.violations], ignore_index=True)
-    evaluations = load_cells(pd.DataFrame(json.loads(args.cells)))
+    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
     table, correlations = violation_summary(per_doc, evaluations, spec)
     write_violation_tables(table, correlations, spec, args.table_dir)
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
@@ -268,27 +275,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("table", help="significance-marked table of an experiment")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
-    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}; - reads stdin")
     p.add_argument("--out-dir", required=True)
     p.add_argument("--stem", default="table", help="file name without suffix (table, table_cv)")
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figures", help="an experiment's figures (by-method bars, sensitivity curves) as SVG and PNG")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
-    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}; - reads stdin")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("parameter-figure", help="the selection measure against one parameter, per collection and model")
     p.add_argument("--spec", required=True, help="table spec JSON")
-    p.add_argument("--cells", required=True, help="cells JSON")
+    p.add_argument("--cells", required=True, help="cells JSON, or - to read it from standard input")
     p.add_argument("--parameter", required=True)
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_parameter_figure)
 
     p = sub.add_parser("violations", help="count constraint violations in each model's best run on one collection")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
-    p.add_argument("--cells", required=True, help="JSON list of cells with path, run, index, topics")
+    p.add_argument("--cells", required=True, help="JSON list of cells with path, run, index, topics, or - for standard input")
     p.add_argument("--families", required=True, help="JSON {model name: family}")
     p.add_argument("--depth", type=int, default=1000)
     p.add_argument("--out", required=True)
@@ -296,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("violation-table", help="violation table, Spearman correlations and figure of an experiment")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
-    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}")
+    p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}; - reads stdin")
     p.add_argument("--violations", nargs="+", required=True, help="per-collection violation files")
     p.add_argument("--table-dir", required=True)
     p.add_argument("--figure-dir", required=True)

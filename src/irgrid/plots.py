@@ -141,8 +141,11 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
 
 
 def plot_parameter(evaluations: pd.DataFrame, measure: str, parameter: str, models: list[str],
-                   labels: dict[str, str], stem: Path) -> list[Path]:
-    """``measure`` against ``parameter``: a panel per (collection, query set), a profile curve per model."""
+                   labels: dict[str, str], stem: Path, baseline: str | None = None) -> list[Path]:
+    """``measure`` against ``parameter``: a panel per (collection, query set), a profile curve per model.
+
+    The baseline, when it does not have the parameter, is a dashed line at its best mean.
+    """
     curves = sensitivity_curves(evaluations, measure)
     if not curves.empty:
         curves = curves[curves["parameter"] == parameter]
@@ -162,6 +165,10 @@ def plot_parameter(evaluations: pd.DataFrame, measure: str, parameter: str, mode
             curve = panel[panel["model"] == model]
             if not curve.empty:
                 axis.plot(curve["value"], curve["mean"], marker="o", markersize=3, label=labels.get(model, model))
+        if baseline is not None and not (panel["model"] == baseline).any():
+            best = means_of(evaluations, measure, collection, queryset, baseline)
+            if best is not None:
+                axis.axhline(best, color="grey", linestyle="--", linewidth=1, label=f"{labels.get(baseline, baseline)} (best)")
         axis.set_title(f"{collection} ({queryset})", fontsize="small")
         axis.set_xlabel(parameter, fontsize="small")
         axis.set_ylabel(measure, fontsize="small")
@@ -174,6 +181,13 @@ def plot_parameter(evaluations: pd.DataFrame, measure: str, parameter: str, mode
     axes[0][0].legend(fontsize="x-small")
     figure.tight_layout()
     return _save(figure, stem)
+
+
+def means_of(evaluations: pd.DataFrame, measure: str, collection: str, queryset: str, model: str) -> float | None:
+    """The best mean of ``measure`` over a model's grid points on one row (None: no such model there)."""
+    rows = evaluations[(evaluations["measure"] == measure) & (evaluations["collection"] == collection)
+                       & (evaluations["queryset"] == queryset) & (evaluations["model"] == model)]
+    return None if rows.empty else float(rows.groupby("params")["value"].mean().max())
 
 
 def write_figures(evaluations: pd.DataFrame, summary: pd.DataFrame, measure: str, models: list[str],

@@ -2,6 +2,9 @@
 # then the violation table and the violations-against-effectiveness figure of the experiment.
 
 
+# The cells reach the command on standard input (a here-document in the job's script): an
+# experiment's cells outgrow the 128 KiB one command-line argument may hold.
+
 rule violations:
     input:
         experiment_collection_inputs,
@@ -17,8 +20,8 @@ rule violations:
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid violations --spec {params.spec:q} --cells {params.cells:q} --families {params.families:q}"
-        " --depth {params.depth} --out {output:q} 2> {log:q}"
+        "irgrid violations --spec {params.spec:q} --cells - --families {params.families:q}"
+        " --depth {params.depth} --out {output:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
 rule violation_table:
@@ -38,5 +41,5 @@ rule violation_table:
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid violation-table --spec {params.spec:q} --cells {params.cells:q} --violations {input.violations:q}"
-        " --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q} 2> {log:q}"
+        "irgrid violation-table --spec {params.spec:q} --cells - --violations {input.violations:q}"
+        " --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"

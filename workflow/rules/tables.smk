@@ -2,6 +2,9 @@
 # with paired tests against its baseline, and its figures.
 
 
+# The cells reach the command on standard input (a here-document in the job's script): an
+# experiment's cells outgrow the 128 KiB one command-line argument may hold.
+
 rule table:
     input:
         experiment_evaluations,
@@ -16,8 +19,8 @@ rule table:
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid table --spec {params.spec:q} --cells {params.cells:q}"
-        " --out-dir {params.out_dir:q} --stem {wildcards.table} 2> {log:q}"
+        "irgrid table --spec {params.spec:q} --cells -"
+        " --out-dir {params.out_dir:q} --stem {wildcards.table} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
 rule figures:
@@ -35,8 +38,8 @@ rule figures:
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid figures --spec {params.spec:q} --cells {params.cells:q}"
-        " --out-dir {params.out_dir:q} 2> {log:q}"
+        "irgrid figures --spec {params.spec:q} --cells -"
+        " --out-dir {params.out_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
 # One parameter's profile (e.g. the window size N), an experiment's parameter_figures.
@@ -54,5 +57,5 @@ rule parameter_figure:
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid parameter-figure --spec {params.spec:q} --cells {params.cells:q} --parameter {wildcards.parameter:q}"
-        " --out-dir {params.out_dir:q} 2> {log:q}"
+        "irgrid parameter-figure --spec {params.spec:q} --cells - --parameter {wildcards.parameter:q}"
+        " --out-dir {params.out_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
