@@ -310,7 +310,8 @@ def test_trec_collection_end_to_end(tmp_path):
         "format": "trec", "files": {"docs": "docs", "queries": "topics.txt", "qrels": "qrels.txt"},
         "doc_fields": ["headline", "text"]})
     files = {"docs": docs, "queries": topics, "qrels": qrels}
-    assert set(spec.querysets) == {"title", "title_desc", "title_desc_narr"}
+    # desc: the verbose queries of the term-dependence papers
+    assert set(spec.querysets) == {"title", "desc", "title_desc", "title_desc_narr"}
     first = next(iter_documents(spec, files))
     assert document_text(spec, first).startswith("FT  14 MAY 91 / Markets & money\nFirst paragraph.")
     queries = list(iter_queries(spec, files))
@@ -324,8 +325,10 @@ def test_trec_collection_end_to_end(tmp_path):
     table = pq.read_table(out)
     assert table.column("qid").to_pylist() == ["301", "51"]
     assert table.column("text").to_pylist()[0].startswith("International Organized Crime\nIdentify")
-    with pytest.raises(ConfigError, match="no query set 'desc'"):
-        write_topics(spec, files, "desc", tmp_path / "x.parquet")
+    write_topics(spec, files, "desc", tmp_path / "topics" / "desc.parquet")
+    assert pq.read_table(tmp_path / "topics" / "desc.parquet").column("text").to_pylist()[0].startswith("Identify")
+    with pytest.raises(ConfigError, match="no query set 'narr'"):
+        write_topics(spec, files, "narr", tmp_path / "x.parquet")
 
 
 def test_trec_default_doc_fields_leave_out_identifiers(tmp_path):
