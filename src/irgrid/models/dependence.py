@@ -39,7 +39,7 @@ from ..features import (
     unordered,
 )
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
-from .formulas import DIRICHLET_KERNEL, NO_KERNEL, as_float_array, dirichlet_document_array, dirichlet_part_array
+from .formulas import DIRICHLET_KERNEL, NO_KERNEL
 from .lm import KLDirichletML, QLDirichlet
 
 TERMS_GROUP = "T"
@@ -119,34 +119,8 @@ class MarkovRandomField(FeatureModel, QLDirichlet):
     def term_weight(self, term: QueryTerm, point: Mapping[str, float]) -> float:
         return self.group_lambda(term.group, point) * term.qtf / term.group_size
 
-    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        tfs, shape = as_float_array(term.tfs)
-        return dirichlet_part_array(tfs, float(point["mu"] * feature_probability(term, stats))).reshape(shape)
-
-    def _weighted_constants(self, terms, stats, point) -> tuple[float, float]:
-        """(sum_f w_f log(mu p(f|C)), sum_f w_f), in the query's feature order."""
-        mu = point["mu"]
-        constant = length = 0.0
-        for feature in terms:
-            weight = self.term_weight(feature, point)
-            constant += weight * math.log(mu * feature_probability(feature, stats))
-            length += weight
-        return constant, length
-
-    def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
-        constant, length = self._weighted_constants(terms, stats, point)
-        lengths, shape = as_float_array(doc_lengths)
-        return dirichlet_document_array(lengths, float(point["mu"]), constant, length).reshape(shape)
-
-    def kernel_inputs(self, terms, query_term_offsets, stats, point):
-        mu = point["mu"]
-        params = np.array([mu], dtype=np.float64)
-        term_constants = np.array([float(mu * feature_probability(t, stats)) for t in terms], dtype=np.float64)
-        per_query = [self._weighted_constants(terms[lo:hi], stats, point)
-                     for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
-        constants = np.array([c for c, _ in per_query], dtype=np.float64)
-        lengths = np.array([n for _, n in per_query], dtype=np.float64)
-        return params, term_constants, constants, lengths
+    def background(self, term, stats):
+        return feature_probability(term, stats)
 
 
 class SequentialDependence(MarkovRandomField):
@@ -201,7 +175,43 @@ BIGRAM_WEIGHT = Parameter("bigram_weight", 0.01, 0.0, 1.0,
                           high_inclusive=False)
 
 
-class BigramLM(FeatureModel, KLDirichletML):
+class DirichletKLWithFeatures(FeatureModel, KLDirichletML):
+    """``kl_ml`` over a query's single terms plus something of its other features (abstract: BG, CULM, ADM).
+
+    Scored query by query from the matrix of the features' counts in the candidates
+    (``scores_candidates``): the log of a mixture (BG) or of a pair's smoothed weight
+    (ADM) does not split into per-posting parts.  The single terms come first in the
+    query's term order, as ``kl_ml``'s, so the unigram part is ``kl_ml``'s to the bit.
+    """
+
+    parameters = (KLDirichletML.parameters[0],)
+    kernel = NO_KERNEL
+    scores_candidates = True
+
+    def unigram_scores(self, terms, counts, doc_lengths, stats, point) -> np.ndarray:
+        """kl_ml's score before its 1/|Q| (term parts in the query's term order, then the document part)."""
+        words = [t for t in terms if t.group == TERMS_GROUP]
+        scores = np.zeros(counts.shape[1], dtype=np.float64)
+        for row, t in enumerate(terms):
+            if t.group == TERMS_GROUP:
+                # a candidate without the term adds log1p(0) = 0.0: the sums are the scorer's to the bit
+                scores += self.term_weight(t, point) * self.term_scores(replace(t, tfs=counts[row]), doc_lengths,
+                                                                       None, stats, point)
+        scores += self.document_scores(doc_lengths, None, words, stats, point)
+        return scores
+
+    def unigram_weight(self, terms) -> float:
+        """kl_ml's 1/|Q| (1 for a query left with no term: it has no candidate anyway)."""
+        words = [t for t in terms if t.group == TERMS_GROUP]
+        return self.query_weight(words) if words else 1.0
+
+    @staticmethod
+    def term_rows(terms) -> dict[str, int]:
+        """Each single term's row in the count matrix."""
+        return {t.feature.terms[0]: row for row, t in enumerate(terms) if t.group == TERMS_GROUP}
+
+
+class BigramLM(DirichletKLWithFeatures):
     """BG: the bigram language model of the ADM paper's reference [3], scored as ``kl_ml``.
 
     log P(Q|D) = sum_i log p_s(qi|D) + sum_{(a,b) in B} log(lambda P_ML(b|a,D) + (1 - lambda) p_s(b|D))
@@ -218,8 +228,6 @@ class BigramLM(FeatureModel, KLDirichletML):
     name = "bg"
     description = "bigram language model (Dirichlet unigram, interpolated bigram), KL form"
     parameters = (KLDirichletML.parameters[0], BIGRAM_WEIGHT)
-    kernel = NO_KERNEL  # the log of a mixture does not split into per-posting parts
-    scores_candidates = True
 
     def pairs(self, query: AnalyzedQuery) -> list[tuple[str, str]]:
         return sequential_pairs(query.terms)
@@ -227,23 +235,11 @@ class BigramLM(FeatureModel, KLDirichletML):
     def compile(self, query, points):
         return counted(sorted_terms(query.terms) + [(phrase(pair), ORDERED_GROUP) for pair in self.pairs(query)])
 
-    def unigram_scores(self, terms, counts, doc_lengths, stats, point) -> np.ndarray:
-        """kl_ml's score before its 1/|Q| (term parts in the query's term order, then the document part)."""
-        words = [t for t in terms if t.group == TERMS_GROUP]
-        scores = np.zeros(counts.shape[1], dtype=np.float64)
-        for row, t in enumerate(terms):
-            if t.group == TERMS_GROUP:
-                # a candidate without the term adds log1p(0) = 0.0: the sums are the scorer's to the bit
-                scores += self.term_weight(t, point) * self.term_scores(replace(t, tfs=counts[row]), doc_lengths,
-                                                                       None, stats, point)
-        scores += self.document_scores(doc_lengths, None, words, stats, point)
-        return scores
-
     def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
         scores = self.unigram_scores(terms, counts, doc_lengths, stats, point)
         lam = point["bigram_weight"]
         if lam > 0.0:
-            row_of = {t.feature.terms[0]: row for row, t in enumerate(terms) if t.group == TERMS_GROUP}
+            row_of = self.term_rows(terms)
             mu = point["mu"]
             lengths = np.asarray(doc_lengths, dtype=np.float64)
             for row, t in enumerate(terms):
@@ -252,13 +248,10 @@ class BigramLM(FeatureModel, KLDirichletML):
                 first, second = t.feature.terms
                 bigram = counts[row].astype(np.float64)
                 previous = counts[row_of[first]].astype(np.float64)
-                unigram = (counts[row_of[second]] + mu * feature_probability(terms[row_of[second]], stats)) / (
-                    lengths + mu)
+                unigram = (counts[row_of[second]] + mu * self.background(terms[row_of[second]], stats)) / (lengths + mu)
                 conditional = np.divide(bigram, previous, out=np.zeros_like(bigram), where=previous > 0)
                 scores += t.qtf * (np.log(lam * conditional + (1.0 - lam) * unigram) - np.log(unigram))
-        words = [t for t in terms if t.group == TERMS_GROUP]
-        if words:
-            scores *= self.query_weight(words)
+        scores *= self.unigram_weight(terms)
         return scores
 
 
@@ -295,7 +288,7 @@ def pair_group(width: int) -> str:
     return f"{PAIR_GROUP_PREFIX}{width}"
 
 
-class AxiomaticDependence(FeatureModel, KLDirichletML):
+class AxiomaticDependence(DirichletKLWithFeatures):
     """ADM (Ding & Wang 2008): ``kl_ml`` plus a dependence score over the query's term pairs L.
 
     The paper's equations were lost in extraction; this is the reconstruction of
@@ -320,8 +313,6 @@ class AxiomaticDependence(FeatureModel, KLDirichletML):
     name = "adm"
     description = "axiomatic dependence model: Dirichlet KL plus a smoothed term-pair score (reconstructed)"
     parameters = (KLDirichletML.parameters[0], ADM_WINDOW, ADM_ALPHA, ADM_BETA)
-    kernel = NO_KERNEL
-    scores_candidates = True
 
     @staticmethod
     def pairs(query: AnalyzedQuery) -> list[tuple[str, str]]:
@@ -352,7 +343,7 @@ class AxiomaticDependence(FeatureModel, KLDirichletML):
         pairs = [(row, t) for row, t in enumerate(terms) if t.group == group]
         if not pairs:
             return scores
-        row_of = {t.feature.terms[0]: row for row, t in enumerate(terms) if t.group == TERMS_GROUP}
+        row_of = self.term_rows(terms)
         mu, lengths = point["mu"], np.asarray(doc_lengths, dtype=np.float64)
         weight_of_pair = 1.0 / sum(t.qtf for _, t in pairs)  # P(wi,wj|Q) = 1/|L|
         for row, t in pairs:
@@ -364,8 +355,6 @@ class AxiomaticDependence(FeatureModel, KLDirichletML):
         return scores
 
     def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
-        unigram = BigramLM.unigram_scores(self, terms, counts, doc_lengths, stats, point)
-        words = [t for t in terms if t.group == TERMS_GROUP]
-        if words:
-            unigram *= self.query_weight(words)
+        unigram = self.unigram_scores(terms, counts, doc_lengths, stats, point)
+        unigram *= self.unigram_weight(terms)
         return unigram + self.dependence_scores(terms, counts, doc_lengths, stats, point)

@@ -151,28 +151,34 @@ class QLDirichlet(SmoothedQueryLikelihood):
     # kernel shares: runs of both paths are bit-identical.
     kernel = DIRICHLET_KERNEL
 
+    def background(self, term: QueryTerm, stats: CollectionStatistics) -> float:
+        """p(t|C) of a query term (the dependence models give a window never seen a floor)."""
+        return collection_probability(term, stats)
+
     def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
         tfs, shape = as_float_array(term.tfs)
-        return dirichlet_part_array(tfs, float(point["mu"] * collection_probability(term, stats))).reshape(shape)
+        return dirichlet_part_array(tfs, float(point["mu"] * self.background(term, stats))).reshape(shape)
 
-    @staticmethod
-    def _query_constants(terms, stats, mu) -> tuple[float, float]:
-        """(sum_t qtf log(mu p(t|C)), |q|)."""
-        query_length = sum(term.qtf for term in terms)
-        constant = sum(term.qtf * np.log(mu * collection_probability(term, stats)) for term in terms)
-        return float(constant), float(query_length)
+    def query_constants(self, terms, stats, point) -> tuple[float, float]:
+        """(sum_t w_t log(mu p(t|C)), sum_t w_t), w_t = ``term_weight`` (the qtf here), in the query's term order."""
+        mu = point["mu"]
+        constant = length = 0.0
+        for term in terms:
+            weight = self.term_weight(term, point)
+            constant += weight * np.log(mu * self.background(term, stats))
+            length += weight
+        return float(constant), float(length)
 
     def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
-        mu = point["mu"]
-        constant, query_length = self._query_constants(terms, stats, mu)
+        constant, query_length = self.query_constants(terms, stats, point)
         lengths, shape = as_float_array(doc_lengths)
-        return dirichlet_document_array(lengths, float(mu), constant, query_length).reshape(shape)
+        return dirichlet_document_array(lengths, float(point["mu"]), constant, query_length).reshape(shape)
 
     def kernel_inputs(self, terms, query_term_offsets, stats, point):
         mu = point["mu"]
         params = np.array([mu], dtype=np.float64)
-        term_constants = np.array([float(mu * collection_probability(term, stats)) for term in terms], dtype=np.float64)
-        per_query = [self._query_constants(terms[lo:hi], stats, mu)
+        term_constants = np.array([float(mu * self.background(term, stats)) for term in terms], dtype=np.float64)
+        per_query = [self.query_constants(terms[lo:hi], stats, point)
                      for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
         constants = np.array([c for c, _ in per_query], dtype=np.float64)
         lengths = np.array([n for _, n in per_query], dtype=np.float64)
