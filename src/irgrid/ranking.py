@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, bm25_part, dirichlet_document, dirichlet_part
+from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, bm25_part
 
 
 @njit(cache=True, nogil=True)
@@ -215,7 +215,7 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
 @njit(cache=True, nogil=True)
 def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
-                   candidate_lengths, docno_rank, depth, first_query, last_query):
+                   candidate_lengths, docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
     """Score and rank queries ``first_query:last_query`` of a prepared set in one pass each.
 
     ``posting_lengths`` and ``candidate_lengths`` are the document lengths of each
@@ -230,6 +230,12 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     query weight are applied, exactly as ``Scorer.score`` and
     ``RetrievalModel.complete_scores`` do, so the numbers are the same to the
     last bit.  Returns ``(docids, scores, offsets)`` as :func:`top_k`.
+
+    For the Dirichlet kernel, ``posting_parts`` and ``candidate_logs`` hold each
+    posting's ``dirichlet_part`` and each candidate's ``log(|D| + mu)``, computed once
+    per mu by the same scalar functions (:func:`irgrid.models.formulas.dirichlet_posting_parts`,
+    :func:`~irgrid.models.formulas.shifted_logs`): a grid at one mu then costs a
+    multiply-add per posting and candidate.  BM25 passes empty arrays.
     """
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
     out_docids = np.empty(offsets[-1], np.int32)
@@ -244,16 +250,17 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
             constant = term_constants[i]
             weight_of_term = term_weights[i]
             for p in range(term_offsets[i], term_offsets[i + 1]):
-                tf = np.float64(tfs[p])
                 if kernel == BM25_KERNEL:
-                    part = bm25_part(tf, np.float64(posting_lengths[p]), constant, params[0], params[1], params[2])
-                else:  # DIRICHLET_KERNEL
-                    part = dirichlet_part(tf, constant)
+                    part = bm25_part(np.float64(tfs[p]), np.float64(posting_lengths[p]), constant, params[0], params[1],
+                                     params[2])
+                else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
+                    part = posting_parts[p]
                 scores[slots[p] - lo] += weight_of_term * part
         if kernel == DIRICHLET_KERNEL:
+            constant, length = query_constants[q], query_lengths[q]
             for c in range(n):
-                scores[c] += dirichlet_document(np.float64(candidate_lengths[lo + c]), params[0], query_constants[q],
-                                                query_lengths[q])
+                # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
+                scores[c] += constant - length * candidate_logs[lo + c]
         weight = query_weights[q]
         if weight != 1.0:
             for c in range(n):

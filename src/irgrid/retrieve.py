@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from .errors import InputFormatError
 from .io import atomic_path, write_parquet
 from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
+from .models.formulas import DIRICHLET_KERNEL
 
 RUN_SCHEMA = pa.schema(
     [
@@ -100,6 +101,8 @@ class PreparedQuerySet(Sequence):
         self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
         # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
         self._kernel_inputs: dict = {}
+        # (model name, mu) -> the Dirichlet kernel's per-posting parts and per-candidate logs
+        self._dirichlet_parts: dict = {}
 
     # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
     # and making an array the size of the postings costs more than scoring a BM25 point.
@@ -134,6 +137,23 @@ class PreparedQuerySet(Sequence):
                                 self.query_term_offsets[q] else 1.0 for q in range(len(self))], dtype=np.float64)
             found = self._kernel_inputs[key] = (params, term_constants, term_weights, query_constants, query_lengths,
                                                 weights)
+        return found
+
+    def dirichlet_parts(self, model: RetrievalModel, term_constants: np.ndarray, mu: float):
+        """Each posting's Dirichlet part and each candidate's log(|D| + mu): the same for every point of one mu.
+
+        Kept for the last (model, mu) only: they are the size of the postings.
+        """
+        from .models.formulas import dirichlet_posting_parts, shifted_logs
+
+        key = (model.name, float(mu))
+        found = self._dirichlet_parts.get(key)
+        if found is None:
+            self._dirichlet_parts.clear()
+            found = self._dirichlet_parts[key] = (
+                dirichlet_posting_parts(self.tfs, term_constants, self.term_offsets),
+                shifted_logs(self.candidate_lengths, float(mu)),
+            )
         return found
 
     def __len__(self) -> int:
@@ -309,13 +329,19 @@ class Scorer:
         if model.kernel:
             params, term_constants, term_weights, query_constants, query_lengths, weights = queries.kernel_inputs(
                 model, self.stats, point)
+            if model.kernel == DIRICHLET_KERNEL:
+                posting_parts, candidate_logs = queries.dirichlet_parts(model, term_constants, params[0])
+                posting_lengths = np.zeros(0, dtype=np.float64)
+            else:
+                posting_parts = candidate_logs = np.zeros(0, dtype=np.float64)
+                posting_lengths = queries.posting_lengths
 
             def rank_queries(lo: int, hi: int):
                 return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
                                       query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
-                                      queries.tfs, queries.posting_lengths, queries.global_slots, queries.candidates,
+                                      queries.tfs, posting_lengths, queries.global_slots, queries.candidates,
                                       queries.candidate_offsets, queries.candidate_lengths, self.docno_order, depth,
-                                      lo, hi)
+                                      lo, hi, posting_parts, candidate_logs)
 
             if self.threads == 1 or last - first < 2:
                 return rank_queries(first, last)

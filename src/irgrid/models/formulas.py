@@ -65,6 +65,30 @@ def dirichlet_document_array(doc_lengths, mu, query_constant, query_length):
     return out
 
 
+@njit(cache=True, nogil=True)
+def dirichlet_posting_parts(tfs, term_constants, term_offsets):
+    """:func:`dirichlet_part` of every posting (term ``i``'s at ``term_offsets[i]:term_offsets[i+1]``).
+
+    They depend on mu alone: a grid over other parameters at one mu (SDM's lambdas)
+    computes them once instead of once a point.
+    """
+    out = np.empty(len(tfs), np.float64)
+    for i in range(len(term_constants)):
+        constant = term_constants[i]
+        for p in range(term_offsets[i], term_offsets[i + 1]):
+            out[p] = dirichlet_part(np.float64(tfs[p]), constant)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def shifted_logs(doc_lengths, mu):
+    """log(|D| + mu) of each length, exactly as :func:`dirichlet_document` computes it."""
+    out = np.empty(len(doc_lengths), np.float64)
+    for i in range(len(doc_lengths)):
+        out[i] = math.log(np.float64(doc_lengths[i]) + mu)
+    return out
+
+
 def as_float_array(values) -> tuple[np.ndarray, tuple[int, ...]]:
     """``values`` as a flat contiguous float64 array, and the shape to give the result back."""
     array = np.asarray(values, dtype=np.float64)
