@@ -150,10 +150,24 @@ def test_fdm_compiles_runs_and_subsets():
     model = get_model("fdm")
     point = model.check_point({"window": 8, "max_terms": 3})
     compiled = model.compile(AnalyzedQuery("1", ("a", "b", "c")), [point])
-    assert [str(c.feature) for c in compiled if c.group == "O"] == ["#1(a b)", "#1(b c)", "#1(a b c)"]
+    assert [str(c.feature) for c in compiled if c.group == "O3"] == ["#1(a b)", "#1(b c)", "#1(a b c)"]
     # Indri's 4 |s|: #uw8 for a pair, #uw12 for three terms
-    assert [str(c.feature) for c in compiled if c.group == "U8"] == ["#uw8(a b)", "#uw8(a c)", "#uw8(b c)",
-                                                                     "#uw12(a b c)"]
+    assert [str(c.feature) for c in compiled if c.group == "U8M3"] == ["#uw8(a b)", "#uw8(a c)", "#uw8(b c)",
+                                                                       "#uw12(a b c)"]
+
+
+def test_fdm_grid_over_max_terms_weighs_each_point_s_own_subsets():
+    docs = {"d1": "a b c".split(), "d2": "c b a x".split(), "d3": "a x x b".split()}
+    texts = ("a b c", "b a")
+    grid = [{"mu": 10.0, "max_terms": m} for m in (2, 3)]
+    scorer = Scorer(TinyIndex(docs))
+    model = get_model("fdm")
+    points = [model.check_point(point) for point in grid]
+    together = scorer.prepare(topics_of(*texts), model, points)
+    for point in points:
+        alone = scorer.prepare(topics_of(*texts), model, [point])
+        pd.testing.assert_frame_equal(scorer.run(model, together, point, 10), scorer.run(model, alone, point, 10),
+                                      check_exact=True)
 
 
 def test_sdm_compiles_one_window_group_per_grid_value_and_weighs_only_the_point_s():

@@ -158,16 +158,26 @@ class FullDependence(MarkovRandomField):
     parameters = MarkovRandomField.parameters + (MAX_TERMS,)
 
     def compile(self, query, points):
-        cap = {whole_number(point["max_terms"], "max_terms", self.name, 2) for point in points}
-        if len(cap) > 1:
-            raise ConfigError(f"model {self.name!r}: one max_terms per grid, got {sorted(cap)}")
-        largest = cap.pop()
-        runs = contiguous_runs(query.terms, max_size=largest)
-        subsets = ordered_subsets(query.terms, max_size=largest)
-        features = sorted_terms(query.terms) + [(phrase(run), ORDERED_GROUP) for run in runs]
-        for width in self.windows(points):
-            features += [(unordered(s, math.ceil(width * len(s) / 2)), unordered_group(width)) for s in subsets]
+        # one group of ordered and one of unordered windows per max_terms (and window) of the grid:
+        # a point weighs only its own, so every point averages over exactly its subsets
+        caps = sorted({whole_number(point["max_terms"], "max_terms", self.name, 2) for point in points})
+        features = sorted_terms(query.terms)
+        for cap in caps:
+            features += [(phrase(run), f"{ORDERED_GROUP}{cap}") for run in contiguous_runs(query.terms, max_size=cap)]
+        for cap in caps:
+            subsets = ordered_subsets(query.terms, max_size=cap)
+            for width in self.windows(points):
+                group = f"{unordered_group(width)}M{cap}"
+                features += [(unordered(s, math.ceil(width * len(s) / 2)), group) for s in subsets]
         return counted(features)
+
+    def group_lambda(self, group: str, point: Mapping[str, float]) -> float:
+        cap = int(point["max_terms"])
+        if group == TERMS_GROUP:
+            return point["lambda_t"]
+        if group == f"{ORDERED_GROUP}{cap}":
+            return point["lambda_o"]
+        return point["lambda_u"] if group == f"{unordered_group(int(point['window']))}M{cap}" else 0.0
 
 
 BIGRAM_WEIGHT = Parameter("bigram_weight", 0.01, 0.0, 1.0,
