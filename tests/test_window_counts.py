@@ -3,7 +3,7 @@
 The rules (docs/models.md, "Window counting rules"): #odN takes each occurrence of the first term
 in turn and, for every next term, its first occurrence after the previous term's; a match when each
 step is at most N. #uwN keeps one current occurrence per term, counts a match when they span at most
-N positions, then moves the earliest one on.
+N positions, then moves every one at the earliest position on.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def counts(feature, *texts: str) -> dict[int, int]:
         (unordered("abc", 3), "c a b", 1),   # (1,2,0) spans 3
         (unordered("abc", 3), "c x a b", 0),  # (2,3,0) spans 4; c, the earliest, has no next
         (unordered("ab", 1000), "a x x x x x x b", 1),  # a window wider than the document
+        (unordered("aa", 2), "a a", 2),      # a repeated term: both cursors at 0 (span 1), then both at 1 (Galago's rule)
+
     ],
 )
 def test_counts_worked_out_by_hand(feature, text, expected):
@@ -85,10 +87,12 @@ def brute_unordered(positions: list[list[int]], width: int) -> int:
         current = [plist[i] for plist, i in zip(positions, cursor)]
         if max(current) - min(current) + 1 <= width:
             count += 1
-        earliest = current.index(min(current))
-        cursor[earliest] += 1
-        if cursor[earliest] == len(positions[earliest]):
-            return count
+        earliest = min(current)
+        for j, position in enumerate(current):
+            if position == earliest:
+                cursor[j] += 1
+                if cursor[j] == len(positions[j]):
+                    return count
 
 
 def brute(feature, doc: list[str]) -> int:

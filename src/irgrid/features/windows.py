@@ -15,9 +15,10 @@ index's token positions: a removed stop word leaves a gap (as in Lucene), so
 ``#uwN(t1 ... tk)``
     One occurrence of each term is current, starting with the first ones.  While
     every term has a current occurrence: if the current occurrences span at most N
-    positions (last - first + 1 <= N), that is a match; then the earliest current
-    occurrence (the first term of the query among equals) moves to its next.  So
-    overlapping windows count (``#uw2(a b)`` matches twice in ``a b a``).
+    positions (last - first + 1 <= N), that is a match; then every current
+    occurrence at the earliest position moves to its next (several only when a term
+    is repeated).  So overlapping windows count (``#uw2(a b)`` matches twice in
+    ``a b a``).
 
 A document's count is the number of matches; the feature's df and cf are then
 those of its postings, computed over the whole collection.  The documents are
@@ -116,19 +117,18 @@ def count_unordered(positions, starts, ends, width):
     while True:
         first = positions[index[0]]
         last = first
-        earliest = 0
         for j in range(1, k):
             position = positions[index[j]]
-            if position < first:
-                first = position
-                earliest = j
-            if position > last:
-                last = position
+            first = min(first, position)
+            last = max(last, position)
         if last + 1 - first <= width:
             count += 1
-        index[earliest] += 1
-        if index[earliest] >= ends[earliest]:
-            return count
+        # every term at the earliest position moves on (several only when a term is repeated)
+        for j in range(k):
+            if positions[index[j]] == first:
+                index[j] += 1
+                if index[j] >= ends[j]:
+                    return count
 
 
 @njit(cache=True, nogil=True)
