@@ -74,6 +74,31 @@ class PreparedQuery:
     slots: list[np.ndarray]           # per term: index into candidates of each posting
 
 
+#: arrays a prepared query set keeps for count-matrix models between grid points, in bytes at most
+QUERY_CACHE_BYTES = 512 * 2**20
+
+
+class QueryCache(dict):
+    """Arrays of one query that every grid point can reuse, within a budget shared by the query set.
+
+    ``get_or_make(key, make)`` keeps what ``make()`` returns while the budget lasts; past it, it
+    makes the array afresh each time: the same numbers, only slower.
+    """
+
+    def __init__(self, used: list[int]):
+        super().__init__()
+        self._used = used
+
+    def get_or_make(self, key, make):
+        found = self.get(key)
+        if found is None:
+            found = make()
+            if self._used[0] + found.nbytes <= QUERY_CACHE_BYTES:
+                self[key] = found
+                self._used[0] += found.nbytes
+        return found
+
+
 class PreparedQuerySet(Sequence):
     """A query set with the postings of all its terms in flat arrays, ready for many parameter points.
 
@@ -103,6 +128,9 @@ class PreparedQuerySet(Sequence):
         self._kernel_inputs: dict = {}
         # (model name, mu) -> the Dirichlet kernel's per-posting parts and per-candidate logs
         self._dirichlet_parts: dict = {}
+        # per query: what a count-matrix model keeps between grid points (its counts, a unigram part per mu)
+        self._query_caches: dict[int, QueryCache] = {}
+        self._cache_bytes = [0]
 
     # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
     # and making an array the size of the postings costs more than scoring a BM25 point.
@@ -154,6 +182,13 @@ class PreparedQuerySet(Sequence):
                 dirichlet_posting_parts(self.tfs, term_constants, self.term_offsets),
                 shifted_logs(self.candidate_lengths, float(mu)),
             )
+        return found
+
+    def query_cache(self, q: int) -> QueryCache:
+        """Query ``q``'s cache of arrays shared by the grid points (all queries share one memory budget)."""
+        found = self._query_caches.get(q)
+        if found is None:
+            found = self._query_caches[q] = QueryCache(self._cache_bytes)
         return found
 
     def __len__(self) -> int:
@@ -277,7 +312,15 @@ class Scorer:
         if model.scores_candidates:
             if not len(queries):
                 return np.zeros(0, dtype=np.float64)
-            return np.concatenate([self.score(model, query, point) for query in queries])
+            scores = []
+            for q in range(len(queries)):
+                cache = queries.query_cache(q)
+                # the view (each term's slots) is made only when the counts are not kept from an earlier point
+                counts = cache.get_or_make("counts", lambda: feature_counts(queries[q]))  # noqa: B023 (called here)
+                lengths = queries.candidate_lengths[queries.candidate_offsets[q]:queries.candidate_offsets[q + 1]]
+                scores.append(model.candidate_scores(queries.query_terms(q), counts, lengths, None, self.stats, point,
+                                                     cache))
+            return np.concatenate(scores)
         contributions = np.empty(queries.num_postings, dtype=np.float64)
         offsets = queries.term_offsets
         for i, term in enumerate(queries.terms):

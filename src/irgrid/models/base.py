@@ -192,6 +192,14 @@ class RetrievalModel:
         """
         return float(term.qtf)
 
+    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point, cache=None) -> np.ndarray:
+        """Scores of a query's candidates from ``counts`` (features x candidates): ``scores_candidates`` models.
+
+        ``cache`` (a ``retrieve.QueryCache`` or None) keeps arrays that do not depend on every
+        parameter between the points of a grid; the numbers are the same with or without it.
+        """
+        raise NotImplementedError(f"model {self.name!r} scores per posting")
+
     def query_weight(self, terms: list[QueryTerm]) -> float:
         """A factor applied to every score of the query (1: none); e.g. 1/|Q| for a KL score."""
         return 1.0

@@ -198,8 +198,14 @@ class DirichletKLWithFeatures(FeatureModel, KLDirichletML):
     kernel = NO_KERNEL
     scores_candidates = True
 
-    def unigram_scores(self, terms, counts, doc_lengths, stats, point) -> np.ndarray:
-        """kl_ml's score before its 1/|Q| (term parts in the query's term order, then the document part)."""
+    def unigram_scores(self, terms, counts, doc_lengths, stats, point, cache=None) -> np.ndarray:
+        """kl_ml's score before its 1/|Q| (term parts in the query's term order, then the document part).
+
+        A new array each call; with a ``QueryCache`` it is made once per mu and copied.
+        """
+        if cache is not None:
+            return cache.get_or_make(("unigram", point["mu"]),
+                                     lambda: self.unigram_scores(terms, counts, doc_lengths, stats, point)).copy()
         words = [t for t in terms if t.group == TERMS_GROUP]
         scores = np.zeros(counts.shape[1], dtype=np.float64)
         for row, t in enumerate(terms):
@@ -245,8 +251,8 @@ class BigramLM(DirichletKLWithFeatures):
     def compile(self, query, points):
         return counted(sorted_terms(query.terms) + [(phrase(pair), ORDERED_GROUP) for pair in self.pairs(query)])
 
-    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
-        scores = self.unigram_scores(terms, counts, doc_lengths, stats, point)
+    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point, cache=None):
+        scores = self.unigram_scores(terms, counts, doc_lengths, stats, point, cache)
         lam = point["bigram_weight"]
         if lam > 0.0:
             row_of = self.term_rows(terms)
@@ -364,7 +370,7 @@ class AxiomaticDependence(DirichletKLWithFeatures):
             scores += t.qtf * weight_of_pair * np.log1p(lengths * in_document / (mu * background))
         return scores
 
-    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point):
-        unigram = self.unigram_scores(terms, counts, doc_lengths, stats, point)
+    def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point, cache=None):
+        unigram = self.unigram_scores(terms, counts, doc_lengths, stats, point, cache)
         unigram *= self.unigram_weight(terms)
         return unigram + self.dependence_scores(terms, counts, doc_lengths, stats, point)
