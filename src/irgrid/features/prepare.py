@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..models.base import QueryFeature, RetrievalModel
-from .query import AnalyzedQuery, CompiledFeature, Feature
+from .query import AnalyzedQuery, CompiledFeature, Feature, term
 from .windows import many_window_postings
 
 PHRASES_COLUMN = "phrases"
@@ -70,14 +70,13 @@ def compile_query_set(
         positional = index.positional_postings(window_words)
         for word, (lo, hi) in positional.spans.items():
             df, cf = present[word]
-            statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, positional.docids[lo:hi],
-                                                                     positional.tfs[lo:hi])
+            statistics[term(word)] = FeatureStatistics(df, cf, positional.docids[lo:hi], positional.tfs[lo:hi])
         windows = [feature for feature in distinct if not feature.is_term]
         for feature, found in zip(windows, many_window_postings(windows, positional)):
             statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
     for word, postings in index.postings(term_words).items():
         df, cf = present[word]
-        statistics[Feature("term", (word,))] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
+        statistics[term(word)] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
     return [query.qid for query in queries], [_query_features(features, statistics) for features in compiled]
 
 

@@ -56,8 +56,9 @@ WINDOW = Parameter("window", 8.0, 2.0, 1e6, "width of the unordered window over 
 def feature_probability(feature: QueryTerm, stats: CollectionStatistics) -> float:
     """p(f | C) = cf / |C|; a feature never seen in the collection gets Indri's 1 / (2|C|).
 
-    (Indri's ``InferenceNetworkBuilder`` gives an unseen term or window half an
-    occurrence, so its Dirichlet score stays finite and still penalises length.)
+    (Indri's ``TermScoreFunctionFactory::get``: ``occurrences ? occurrences/contextSize :
+    1.0/double(contextSize*2.)``, "something that never happens in our collection": half an
+    occurrence, so the Dirichlet score stays finite and still penalises length.)
     """
     return (feature.cf if feature.cf > 0 else 0.5) / stats.total_length
 
