@@ -400,3 +400,47 @@ def test_grid_runs_equal_single_point_runs():
     # fish in d4 (|D| 1) and bird in d5 (|D| 3) have the same df: the shorter document wins.
     first = runs[0]
     assert list(first[first["qid"] == "2"]["docno"]) == ["d4", "d5"]
+
+
+# ------------------------------------------------------------------ ES (the constraint paper's fifth function)
+
+def es_weight(tf, dl, cf, df, n, avgdl, k, c, p):
+    """ES as the copy citing Cummins's chapter writes it, with the disputed length term k + c (|D|/avgdl)^p."""
+    return tf / (tf + k + c * (dl / avgdl) ** p) * math.sqrt(cf ** 3 * n / df ** 4)
+
+
+@pytest.mark.parametrize("point", [
+    {},                                   # tf / (tf + 0.45 + sqrt(|D|/avgdl)): the defaults
+    {"k": 0.0, "c": 0.45, "p": 1.0},      # tf / (tf + 0.45 |D|/avgdl): the other copy
+    {"k": 0.0, "c": 0.45, "p": 0.5},      # tf / (tf + 0.45 sqrt(|D|/avgdl))
+])
+def test_es_hand_computed(point):
+    full = get_model("es").check_point(point)
+    # query "cat the" on d3 (|D| = 7): cat tf 2, df 2, cf 3 (d1 1, d3 2); the tf 2, df 4, cf 7 (d1 2, d2 1, d3 2, d5 2)
+    expected = (es_weight(2, 7, 3, 2, N, AVGDL, full["k"], full["c"], full["p"])
+                + es_weight(2, 7, 7, 4, N, AVGDL, full["k"], full["c"], full["p"]))
+    assert scores_of("es", DOCS, "cat the", point)["d3"] == pytest.approx(expected, rel=1e-12)
+    if not point:
+        # the defaults written out: 2 / (2.45 + sqrt(7 / 3.8)) (sqrt(27 * 5 / 16) + sqrt(343 * 5 / 256))
+        local = 2 / (2.45 + math.sqrt(7 / 3.8))
+        assert expected == pytest.approx(local * (math.sqrt(27 * 5 / 16) + math.sqrt(343 * 5 / 256)), rel=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(2, 10**6), data=st.data(), avgdl=st.floats(1.0, 1000.0), tf=st.integers(1, 200),
+       dl=st.integers(1, 10**4), point=parameter_points("es"))
+def test_es_is_finite_grows_with_tf_and_does_not_grow_with_length(n, data, avgdl, tf, dl, point):
+    df = data.draw(st.integers(1, n))
+    cf = data.draw(st.integers(df, 10 * df))
+    model = get_model("es")
+    stats = CollectionStatistics(num_docs=n, total_length=int(round(avgdl * n)), avg_doc_length=avgdl)
+
+    def weight(tf_, dl_):
+        term = QueryTerm("t", 1, df, cf, np.array([0], dtype=np.int32), np.array([tf_], dtype=np.int32))
+        return float(model.term_scores(term, np.array([dl_], dtype=np.float64), np.array([1.0]), stats, point)[0])
+
+    value = weight(tf, dl)
+    assert math.isfinite(value) and value > 0
+    assert value == pytest.approx(es_weight(tf, dl, cf, df, n, avgdl, point["k"], point["c"], point["p"]), rel=1e-9)
+    assert weight(tf + 1, dl) >= value * (1 - 1e-12)
+    assert weight(tf, dl + 1) <= value * (1 + 1e-12)

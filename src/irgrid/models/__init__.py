@@ -16,12 +16,12 @@ from .lm import (
     SmoothedQueryLikelihood,
     smoothed_probabilities,
 )
-from .weighting import BM25, BM25RSJ, MBM25, TFIDF, InL2, PivotedNormalisation
+from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
-                  BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF,
+                  BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF, EvolvedScheme,
                   SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence)
 }
 
@@ -42,6 +42,7 @@ __all__ = [
     "BM25RSJ",
     "BigramLM",
     "ConceptUnigramLM",
+    "EvolvedScheme",
     "FeatureModel",
     "FullDependence",
     "CollectionStatistics",

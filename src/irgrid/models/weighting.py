@@ -1,4 +1,4 @@
-"""Term-weighting models: BM25 (Lucene idf), BM25 in RSJ form, MBM25, PIV, DFR I(n)L2, TF-IDF.
+"""Term-weighting models: BM25 (Lucene idf), BM25 in RSJ form, MBM25, PIV, DFR I(n)L2, TF-IDF, ES.
 
 The formulas are written out in docs/models.md together with the peer they
 are checked against.
@@ -6,6 +6,7 @@ are checked against.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -225,3 +226,31 @@ class TFIDF(RetrievalModel):
         tf = _as_float(term.tfs)
         df = float(term.df)
         return (1.0 + np.log(tf)) * np.log(stats.num_docs / df)
+
+
+class EvolvedScheme(RetrievalModel):
+    """ES, Cummins & O'Riordan's evolved term-weighting scheme, with its length term as parameters.
+
+    w(t, D) = tf / (tf + k + c (|D| / avgdl)^p) * sqrt(cf^3 N / df^4)
+
+    The global part ``sqrt(cf^3 N / df^4)`` is the same in every copy found; the copies disagree
+    on the length term of the local part (docs/models.md, "ES"): ``k=0.45, c=1, p=0.5`` is
+    ``tf / (tf + 0.45 + sqrt(|D|/avgdl))`` (the defaults: the copy citing Cummins's chapter that
+    the constraints issue names), ``k=0, c=0.45, p=1`` is ``tf / (tf + 0.45 |D|/avgdl)`` (the
+    other copy) and ``k=0, c=0.45, p=0.5`` the third reading.
+    """
+
+    name = "es"
+    description = "evolved scheme ES (Cummins & O'Riordan): local tf/(tf + k + c (|D|/avgdl)^p), global sqrt(cf^3 N/df^4)"
+    parameters = (
+        Parameter("k", 0.45, 0.0, 100.0, "constant of the local part's denominator"),
+        Parameter("c", 1.0, 0.0, 100.0, "weight of the length term (|D|/avgdl)^p"),
+        Parameter("p", 0.5, 0.0, 4.0, "exponent of the length ratio |D|/avgdl"),
+    )
+
+    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
+        tf = _as_float(term.tfs)
+        ratio = _as_float(doc_lengths) / stats.avg_doc_length
+        local = tf / (tf + point["k"] + point["c"] * ratio ** point["p"])
+        cf, df = float(term.cf), float(term.df)
+        return local * math.sqrt(cf ** 3 * stats.num_docs / df ** 4)
