@@ -2,7 +2,6 @@
 
     python benchmarks/scale.py [--docs 1000000] [--collection DIR] [--repeats 3]
                                [--peers bm25s,tantivy] [--skip-build] [--no-porter] [--json OUT]
-                               [--only build,queries,grid,sdm]
 
 The collection is irgrid.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
 missing): Zipfian pseudo-words, ~120 tokens a document, 1000 queries of 2-6 mid-frequency terms.
@@ -26,19 +25,6 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
                 the open (not the warm-up), and the batch call where the system has one.
   (c) grid      irgrid only: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
                 point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
-  (d) sdm       irgrid only, the queries with 3-5 distinct analyzed terms (--sdm-terms), top-1000,
-                one thread: BM25 on those queries (the reference, same run) and SDM at Indri's
-                defaults (mu 2500, lambda 0.85/0.10/0.05, #1 and #uw8 over adjacent pairs):
-                "open + prepare" = IndexReader + Scorer + prepare(topics, sdm, [point]) (compiles
-                the queries, reads the term postings, counts every window's postings from the
-                positions), timed as a whole and split into its pieces (the calls inside
-                compile_query_set are wrapped with timers: positional read, window counting, plain
-                term read, ...); then per query (Scorer.top) as in (b); then
-                retrieve_grid(..., "sdm", points) for one point vs a 20-point grid over
-                (lambda_t, lambda_o, lambda_u), each in its own child.  Ratios SDM / BM25.
-
---only SECTIONS runs the named sections alone (comma-separated: build, queries, grid, sdm); without
-build, a missing index is built once, untimed, as with --skip-build.
 
 The top-10 of every query (first repeat) is compared with irgrid BM25's: mean overlap.
 """
@@ -67,20 +53,11 @@ QL_POINT = {"mu": 1000.0}
 GRID_POINTS = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
 TOP_CHECK = 10
 
-# (d): SDM at Indri's defaults, and a 20-point grid over the three weights (each triple sums to 1, as
-# Indri's #weight normalises them; mu and the window stay at the defaults, so one compile serves all 20)
-SDM_POINT = {"mu": 2500.0, "lambda_t": 0.85, "lambda_o": 0.10, "lambda_u": 0.05, "window": 8.0}
-SDM_GRID_POINTS = [dict(SDM_POINT, lambda_t=t, lambda_o=round((1 - t) * o, 6), lambda_u=round((1 - t) * (1 - o), 6))
-                   for t in (0.6, 0.7, 0.8, 0.85, 0.9) for o in (0.25, 0.5, 0.67, 0.8)]
-SECTIONS = ("build", "queries", "grid", "sdm")
-
 GOALS = {
     "docs_per_s": 20_000,          # index build, positions kept
     "build_rss_bytes": 2 * 2**30,  # peak RSS of the build
     "qps": 200,                    # top-1000 BM25
     "grid_ratio": 3.0,             # 20-point grid / single point
-    "sdm_qps_with_open": 100,      # SDM top-1000 including open + prepare (window postings)
-    "sdm_grid_ratio": 3.0,         # 20-point SDM grid / single SDM point
 }
 
 SINGLE_THREAD_ENV = {name: "1" for name in (
@@ -101,53 +78,27 @@ def irgrid_build(docs_dir, out_dir, stemmer: str = "none") -> dict:
 
 class Irgrid:
     """irgrid's public query API: Scorer + prepare() once, then score + rank each query
-    (per-query), or Scorer.run over the prepared query set (batch).
-
-    A model over query features (SDM, ...) is prepared for its point: prepare(topics, model,
-    [point]) compiles the queries and counts the window postings."""
+    (per-query), or Scorer.run over the prepared query set (batch)."""
 
     def __init__(self, family: str, point: dict):
         self.family, self.point = family, point
         self.name = f"irgrid-{family}"
-        self.settings = (f"irgrid {family} {point}: Scorer(IndexReader).prepare(topics"
-                         f"{', model, [point]' if family in ('sdm', 'fdm', 'bg', 'culm', 'adm') else ''}); "
-                         f"per query Scorer.top(model, prepared, point, k, i, i + 1) where it exists (else rank(q, "
-                         f"score(model, q, point), k)); batch Scorer.run_table (Arrow run) where it exists, else "
-                         f"Scorer.run")
+        self.settings = (f"irgrid {family} {point}: Scorer(IndexReader).prepare(topics); per query Scorer.top(model, "
+                         f"prepared, point, k, i, i + 1) where it exists (else rank(q, score(model, q, point), k)); "
+                         f"batch Scorer.run_table (Arrow run) where it exists, else Scorer.run")
 
-    def open(self, index_dir, topics, depth: int, pieces: dict | None = None) -> None:
-        """``pieces``: filled with the seconds (and sizes) of the steps of the open and prepare
-        (:func:`time_prepare_pieces`)."""
+    def open(self, index_dir, topics, depth: int) -> None:
         from irgrid.index import IndexReader
         from irgrid.models import get_model
         from irgrid.retrieve import Scorer
 
-        clock = time.perf_counter
-        start = clock()
         self.model = get_model(self.family)
         self.checked = self.model.check_point(self.point)
-        reader = IndexReader(index_dir)
-        self.scorer = Scorer(reader)
-        opened = clock()
-        restore, count_again = time_prepare_pieces(reader, pieces) if pieces is not None else (None, None)
-        try:
-            if getattr(self.model, "uses_features", False):  # compiled into features, windows counted
-                self.prepared = self.scorer.prepare(topics, self.model, [self.checked])
-            else:
-                self.prepared = self.scorer.prepare(topics)  # the whole query set (batch API input)
-        finally:
-            if restore is not None:
-                restore()
-        if pieces is not None:
-            pieces["index_open_s"] = opened - start
-            pieces["prepare_s"] = clock() - opened
-            count_again()  # outside the open's time: the child takes open_s from these two pieces
+        self.scorer = Scorer(IndexReader(index_dir))
+        self.prepared = self.scorer.prepare(topics)   # the whole query set (batch API input)
+        self.queries = list(self.prepared)            # one PreparedQuery each (per-query API input)
         self.depth = depth
-        qids = getattr(self.prepared, "qids", None)
-        if qids is None:  # an older package: one PreparedQuery each (per-query API input)
-            self.queries = list(self.prepared)
-            qids = [q.qid for q in self.queries]
-        if list(qids) != [str(qid) for qid in topics["qid"]]:
+        if [q.qid for q in self.queries] != [str(qid) for qid in topics["qid"]]:
             raise RuntimeError("irgrid's prepared queries are not in topic order")
 
     def query(self, i: int):
@@ -158,14 +109,6 @@ class Irgrid:
         query = self.queries[i]
         return self.scorer.rank(query, self.scorer.score(self.model, query, self.checked), self.depth)
 
-    def postings_split(self) -> dict:
-        """Rows of the prepared set (one per query and feature, as the kernel scores them): terms vs windows."""
-        window_rows = sum(len(t.docids) for t in self.prepared.terms
-                          if getattr(t, "feature", None) is not None and not t.feature.is_term)
-        total = int(self.prepared.num_postings)
-        return {"prepared_rows": total, "prepared_window_rows": window_rows, "prepared_term_rows": total - window_rows,
-                "prepared_features": len(self.prepared.terms)}
-
     def batch(self) -> None:
         run = getattr(self.scorer, "run_table", None) or self.scorer.run  # Arrow runs when there
         run(self.model, self.prepared, self.checked, self.depth)
@@ -173,71 +116,6 @@ class Irgrid:
     def top(self, result, n: int):
         docids, scores = result
         return [str(d) for d in self.scorer.docnos[docids[:n]]], [float(s) for s in scores[:n]]
-
-
-def time_prepare_pieces(reader, pieces: dict):
-    """Wrap the calls that Scorer.prepare / compile_query_set make with timers, adding their seconds
-    and sizes to ``pieces``; returns the function that removes the wrappers and the one that times
-    the window counting again (to call after prepare, outside its time).
-
-    reader.postings (term postings without positions), reader.positional_postings (the window
-    terms' postings with positions, which also give those terms' own postings),
-    reader.term_stats, the module-level many_window_postings (the numba counting of every distinct
-    window) and analyzed_queries of irgrid.features.prepare.  What prepare spends outside these
-    (compiling each query, the flat arrays, the candidates) is prepare_s minus their sum."""
-    import irgrid.features.prepare as prep
-
-    clock = time.perf_counter
-
-    def add(key, seconds):
-        pieces[key] = pieces.get(key, 0.0) + seconds
-
-    def wrap(function, key, sizes):
-        def timed(*args, **kwargs):
-            start = clock()
-            result = function(*args, **kwargs)
-            add(key, clock() - start)
-            for size_key, size in sizes(args, result).items():
-                pieces[size_key] = pieces.get(size_key, 0) + int(size)
-            return result
-        return timed
-
-    originals = {name: getattr(prep, name) for name in ("many_window_postings", "analyzed_queries") if hasattr(prep, name)}
-    held: list = []  # the arguments of the window counting, to count again once prepare is over
-    if "many_window_postings" in originals:
-        counting = wrap(originals["many_window_postings"], "window_count_s", lambda args, found: {
-            "distinct_windows": len(found), "window_postings": sum(len(w.docids) for w in found),
-            "windows_matched": sum(1 for w in found if len(w.docids))})
-
-        def count_and_keep(*args, **kwargs):
-            held.append((args, kwargs))
-            return counting(*args, **kwargs)
-
-        prep.many_window_postings = count_and_keep
-    if "analyzed_queries" in originals:
-        prep.analyzed_queries = wrap(originals["analyzed_queries"], "analyse_s", lambda args, found: {})
-    reader.postings = wrap(reader.postings, "term_read_s", lambda args, found: {
-        "term_read_terms": len(found), "term_read_postings": sum(len(p.docids) for p in found.values())})
-    reader.positional_postings = wrap(reader.positional_postings, "positional_read_s", lambda args, found: {
-        "positional_terms": len(found.spans), "positional_postings": len(found.docids),
-        "positions_read": len(found.positions)})
-    reader.term_stats = wrap(reader.term_stats, "term_stats_s", lambda args, found: {})
-
-    def restore():
-        for name, function in originals.items():
-            setattr(prep, name, function)
-        for name in ("postings", "positional_postings", "term_stats"):
-            reader.__dict__.pop(name, None)
-
-    def count_again():
-        """The same window counting again, warm (the first call also loads numba's cached machine code)."""
-        for args, kwargs in held:
-            start = clock()
-            originals["many_window_postings"](*args, **kwargs)
-            add("window_count_again_s", clock() - start)
-        held.clear()
-
-    return restore, count_again
 
 
 def irgrid_grid(index_dir, topics, family: str, points: list[dict], depth: int) -> int:
@@ -252,13 +130,13 @@ def irgrid_grid(index_dir, topics, family: str, points: list[dict], depth: int) 
     return sum(len(run) for run in runs)
 
 
-def irgrid_grid_label(family: str = "bm25") -> str:
+def irgrid_grid_label() -> str:
     import inspect
 
     from irgrid.retrieve import retrieve_grid
 
     arrow = "as_arrow" in inspect.signature(retrieve_grid).parameters
-    return f"retrieve_grid(IndexReader, topics, '{family}', points" + (", as_arrow=True)" if arrow else ")")
+    return "retrieve_grid(IndexReader, topics, 'bm25', points" + (", as_arrow=True)" if arrow else ")")
 
 
 # ============================================================ child process: one measurement
@@ -269,8 +147,6 @@ def make_system(name: str, peer_options: dict):
         return Irgrid("bm25", BM25_POINT)
     if name == "irgrid-ql":
         return Irgrid("ql_dirichlet", QL_POINT)
-    if name == "irgrid-sdm":
-        return Irgrid("sdm", SDM_POINT)
     sys.path.insert(0, str(HERE))
     from peers import PEERS
 
@@ -308,16 +184,10 @@ def child(task: dict) -> dict:
         out["settings"] = system.settings
         start = time.perf_counter()
         if isinstance(system, Irgrid):
-            pieces = {} if task.get("pieces") else None
-            system.open(task["index"], topics, task["depth"], pieces)
-            out["open_s"] = time.perf_counter() - start
-            if pieces is not None:  # the open's own time, not the window counting timed again after it
-                out["open_s"] = pieces["index_open_s"] + pieces["prepare_s"]
-                out["pieces"] = pieces
-                out.update(system.postings_split())
+            system.open(task["index"], topics, task["depth"])
         else:
             system.open(task["index"], topics, BM25_POINT["k1"], BM25_POINT["b"], task["depth"])
-            out["open_s"] = time.perf_counter() - start
+        out["open_s"] = time.perf_counter() - start
         start = time.perf_counter()
         system.query(0)
         out["warmup_s"] = time.perf_counter() - start
@@ -344,11 +214,10 @@ def child(task: dict) -> dict:
         topics = read_topics(task["topics"], task["num_queries"])
         import irgrid.retrieve  # noqa: F401
 
-        family = task.get("family", "bm25")
         start = time.perf_counter()
-        out["rows"] = irgrid_grid(task["index"], topics, family, task["points"], task["depth"])
+        out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
         out["seconds"] = time.perf_counter() - start
-        out["call"] = irgrid_grid_label(family)
+        out["call"] = irgrid_grid_label()
     else:
         raise ValueError(kind)
     out["self_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -401,7 +270,7 @@ def run_child(task: dict, log_dir: Path, single_thread: bool, script: Path | Non
     env.setdefault("PYTHONPATH", str(REPO / "src"))
     if single_thread:
         env.update(SINGLE_THREAD_ENV)
-    log_path = log_dir / f"{task.get('section', task['kind'])}-{task['system']}.log"
+    log_path = log_dir / f"{task['kind']}-{task['system']}.log"
     start = time.perf_counter()
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen([sys.executable, str(script or Path(__file__).resolve()), "--_child", task_path, result_path],
@@ -474,87 +343,7 @@ def spread(values, fmt: str = "{:.2f}", scale: float = 1.0) -> str:
 MIB = 2**20
 
 
-def summarise_queries(runs: list[dict]) -> dict:
-    """Per-query timings of a system's query children: one value per repeat for each figure."""
-    per_run = []
-    for r in runs:
-        lat = r["latencies"]
-        n = len(lat)
-        per_run.append({
-            "open_s": r["open_s"], "warmup_s": r["warmup_s"],
-            "qps": n / sum(lat), "p50_ms": percentile(lat, 50) * 1e3, "p95_ms": percentile(lat, 95) * 1e3,
-            "qps_with_open": n / (r["open_s"] + sum(lat)),  # warm-up (numba's JIT) shown on its own
-            "batch_qps": (n / r["batch_s"]) if "batch_s" in r else None,
-            "batch_qps_with_open": (n / (r["open_s"] + r["batch_s"])) if "batch_s" in r else None,
-            "peak_rss_bytes": r["peak_rss_bytes"],
-        })
-    out = {key: [p[key] for p in per_run if p[key] is not None] for key in per_run[0]}
-    out["settings"] = runs[0].get("settings")
-    out["num_queries"] = len(runs[0]["latencies"])
-    return out
-
-
-def summarise_sdm(sdm: dict, sdm_grids: dict, meta: dict) -> dict:
-    """(d): BM25 and SDM on the 3-5-term queries, the pieces of SDM's prepare, the SDM grid, ratios, goals."""
-    out: dict = {"num_queries": meta.get("sdm_num_queries"), "terms": meta.get("sdm_terms")}
-    for system, runs in sdm.items():
-        out[system] = summarise_queries(runs)
-        if runs[0].get("pieces") is not None:
-            keys = sorted({k for r in runs for k in r["pieces"]})
-            out[system]["pieces"] = {k: [r["pieces"].get(k, 0) for r in runs] for k in keys}
-            # what prepare spends outside the wrapped calls: compile, flat arrays, candidates
-            timed = [k for k in keys if k.endswith("_s") and k not in ("prepare_s", "index_open_s",
-                                                                         "window_count_again_s")]
-            out[system]["pieces"]["other_s"] = [r["pieces"]["prepare_s"] - sum(r["pieces"].get(k, 0) for k in timed)
-                                                for r in runs]
-            if "window_count_s" in keys:
-                out[system]["pieces"]["window_postings_s"] = [r["pieces"].get("positional_read_s", 0)
-                                                              + r["pieces"].get("window_count_s", 0) for r in runs]
-            out[system]["postings"] = {k: runs[0][k] for k in ("prepared_rows", "prepared_window_rows",
-                                                               "prepared_term_rows", "prepared_features") if k in runs[0]}
-    if sdm_grids.get("single") and sdm_grids.get("grid20"):
-        single, grid = sdm_grids["single"], sdm_grids["grid20"]
-        out["grid"] = {"single": [r["seconds"] for r in single], "grid20": [r["seconds"] for r in grid],
-                       "ratio_per_repeat": [g["seconds"] / s["seconds"] for s, g in zip(single, grid)],
-                       "peak_rss_bytes_single": [r["peak_rss_bytes"] for r in single],
-                       "peak_rss_bytes_grid20": [r["peak_rss_bytes"] for r in grid],
-                       "call": single[-1].get("call"), "points": SDM_GRID_POINTS}
-    bm25, sdm_q = out.get("irgrid-bm25"), out.get("irgrid-sdm")
-    ratios: dict = {}
-    if bm25 and sdm_q:
-        def r(key):
-            return med(sdm_q[key]) / med(bm25[key])
-        bp, sp = bm25.get("pieces", {}), sdm_q.get("pieces", {})
-        term_read = med(bp.get("term_read_s", [])) if bp.get("term_read_s") else float("nan")
-        term_postings = bp.get("term_read_postings", [0])[0]
-        ratios = {
-            "sdm_qps / bm25_qps (per query)": r("qps"),
-            "sdm_qps_with_open / bm25": r("qps_with_open"),
-            "sdm_batch_qps / bm25": r("batch_qps") if sdm_q["batch_qps"] and bm25["batch_qps"] else float("nan"),
-            "sdm_p50 / bm25_p50": r("p50_ms"),
-            "sdm_p95 / bm25_p95": r("p95_ms"),
-            "sdm_open+prepare / bm25_open+prepare": r("open_s"),
-            "sdm_prepare / bm25_prepare": med(sp["prepare_s"]) / med(bp["prepare_s"]),
-            "sdm_peak_rss / bm25_peak_rss": r("peak_rss_bytes"),
-            "window_postings_s / term_postings_s (bm25's read)": med(sp["window_postings_s"]) / term_read,
-            "window_count_s / term_postings_s (bm25's read)": med(sp.get("window_count_s", [0])) / term_read,
-            "window_postings / term_postings (count)": sp.get("window_postings", [0])[0] / max(1, term_postings),
-            "positions_read / term_postings (count)": sp.get("positions_read", [0])[0] / max(1, term_postings),
-        }
-    out["ratios"] = ratios
-    goals = {}
-    if sdm_q:
-        value = med(sdm_q["qps_with_open"])
-        goals["sdm_qps_with_open"] = (value, GOALS["sdm_qps_with_open"], value >= GOALS["sdm_qps_with_open"])
-    if out.get("grid"):
-        value = med(out["grid"]["grid20"]) / med(out["grid"]["single"])
-        goals["sdm_grid_ratio"] = (value, GOALS["sdm_grid_ratio"], value <= GOALS["sdm_grid_ratio"])
-    out["goals"] = goals
-    return out
-
-
-def summarise(builds: dict, queries: dict, grids: dict, num_docs: int, sdm: dict | None = None,
-              sdm_grids: dict | None = None, meta: dict | None = None) -> dict:
+def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
     summary: dict = {"build": {}, "query": {}, "grid": {}}
     for system, runs in builds.items():
         summary["build"][system] = {
@@ -566,14 +355,26 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int, sdm: dict
             "index_breakdown": runs[-1].get("index_breakdown"),
         }
     for system, runs in queries.items():
-        summary["query"][system] = summarise_queries(runs)
+        per_run = []
+        for r in runs:
+            lat = r["latencies"]
+            n = len(lat)
+            per_run.append({
+                "open_s": r["open_s"], "warmup_s": r["warmup_s"],
+                "qps": n / sum(lat), "p50_ms": percentile(lat, 50) * 1e3, "p95_ms": percentile(lat, 95) * 1e3,
+                "qps_with_open": n / (r["open_s"] + sum(lat)),  # warm-up (numba's JIT) shown on its own
+                "batch_qps": (n / r["batch_s"]) if "batch_s" in r else None,
+                "batch_qps_with_open": (n / (r["open_s"] + r["batch_s"])) if "batch_s" in r else None,
+                "peak_rss_bytes": r["peak_rss_bytes"],
+            })
+        summary["query"][system] = {key: [p[key] for p in per_run if p[key] is not None] for key in per_run[0]}
+        summary["query"][system]["settings"] = runs[0].get("settings")
+        summary["query"][system]["num_queries"] = len(runs[0]["latencies"])
     for name, runs in grids.items():
         summary["grid"][name] = [r["seconds"] for r in runs]
         summary["grid"]["call"] = runs[-1].get("call", "retrieve_grid(IndexReader, topics, 'bm25', points)")
     if "single" in grids and "grid20" in grids:
         summary["grid"]["ratio_per_repeat"] = [g["seconds"] / s["seconds"] for s, g in zip(grids["single"], grids["grid20"])]
-    if sdm:
-        summary["sdm"] = summarise_sdm(sdm, sdm_grids or {}, meta or {})
     return summary
 
 
@@ -625,13 +426,8 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
         p(f"  20-point grid  {spread(g['grid20'], '{:.2f}')} s   (k1 in 0.6..1.8 x b in 0.3..0.9)")
         p(f"  grid / single  {med(g['grid20']) / med(g['single']):.2f}  (ratio of medians; per repeat "
           f"{', '.join(f'{r:.2f}' for r in g['ratio_per_repeat'])})")
-    if summary.get("sdm"):
-        print_sdm(summary["sdm"], p)
 
     # ---- ratios
-    if not peers or not (summary["build"] or summary["query"]):
-        print_goals(summary, p)
-        return
     p()
     p("irgrid / peer (medians; > 1 means irgrid has more of it: better for docs/s and QPS, worse for RSS and size)")
     p(f"{'peer':10s} {'docs/s':>8s} {'build RSS':>10s} {'index size':>11s} {'QPS':>8s} {'QPS incl. open':>15s} "
@@ -647,83 +443,8 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
           f"{ratio(b, 'irgrid', peer, 'index_bytes'):11.2f} {ratio(q, 'irgrid-bm25', peer, 'qps'):8.2f} "
           f"{ratio(q, 'irgrid-bm25', peer, 'qps_with_open'):15.2f} {ratio(q, 'irgrid-bm25', peer, 'p50_ms'):9.2f} "
           f"{ratio(q, 'irgrid-bm25', peer, 'p95_ms'):9.2f}")
-    print_goals(summary, p)
 
-
-def print_sdm(d: dict, p) -> None:
-    """Section (d) of the report."""
-    p()
-    terms = d.get("terms") or ["?", "?"]
-    p(f"(d) sdm: the {d.get('num_queries')} queries with {terms[0]}-{terms[1]} distinct terms, top-1000, 1 process, "
-      f"1 thread (fresh child each)")
-    p(f"{'system':16s} {'open+prepare s':>20s} {'warm-up s':>10s} {'QPS':>22s} {'p50 ms':>17s} {'p95 ms':>17s} "
-      f"{'QPS incl. open':>22s} {'batch QPS':>10s} {'batch incl. open':>17s} {'peak RSS MiB':>13s}")
-    for system in ("irgrid-bm25", "irgrid-sdm"):
-        q = d.get(system)
-        if not q:
-            continue
-        batch = f"{med(q['batch_qps']):,.1f}" if q["batch_qps"] else "-"
-        batch_open = f"{med(q['batch_qps_with_open']):,.1f}" if q["batch_qps_with_open"] else "-"
-        p(f"{system:16s} {spread(q['open_s'], '{:.2f}'):>20s} {med(q['warmup_s']):10.3f} "
-          f"{spread(q['qps'], '{:,.1f}'):>22s} {spread(q['p50_ms'], '{:.2f}'):>17s} {spread(q['p95_ms'], '{:.2f}'):>17s} "
-          f"{spread(q['qps_with_open'], '{:,.1f}'):>22s} {batch:>10s} {batch_open:>17s} "
-          f"{spread(q['peak_rss_bytes'], '{:,.0f}', 1 / MIB):>13s}")
-    for system in ("irgrid-bm25", "irgrid-sdm"):
-        q = d.get(system)
-        if q:
-            p(f"  {system}: {q['settings']}")
-    for system in ("irgrid-bm25", "irgrid-sdm"):
-        pieces = (d.get(system) or {}).get("pieces")
-        if not pieces:
-            continue
-        p(f"  {system} open + prepare, seconds:")
-        labels = [("index_open_s", "IndexReader + Scorer (docnos, lengths, docno order)"),
-                  ("prepare_s", "prepare (all of it)"),
-                  ("analyse_s", "  analyse the queries"),
-                  ("term_stats_s", "  term statistics (df, cf)"),
-                  ("positional_read_s", "  postings with positions of the window terms"),
-                  ("window_count_s", "  window counting (many_window_postings, numba)"),
-                  ("window_count_again_s", "    (the same counting again, warm; not part of prepare_s)"),
-                  ("term_read_s", "  term postings without positions"),
-                  ("other_s", "  the rest (compile, flat arrays, candidates)"),
-                  ("window_postings_s", "window postings = positional read + counting")]
-        for key, label in labels:
-            if key in pieces:
-                p(f"    {label:60s} {spread(pieces[key], '{:.3f}'):>22s}")
-        sizes = []
-        if "term_read_postings" in pieces:
-            sizes.append(f"term postings read without positions {pieces['term_read_postings'][0]:,} "
-                         f"({pieces['term_read_terms'][0]:,} terms)")
-        if "positional_postings" in pieces:
-            sizes.append(f"with positions {pieces['positional_postings'][0]:,} ({pieces['positional_terms'][0]:,} terms, "
-                         f"{pieces['positions_read'][0]:,} positions)")
-        if "distinct_windows" in pieces:
-            sizes.append(f"{pieces['distinct_windows'][0]:,} distinct windows ({pieces['windows_matched'][0]:,} matching), "
-                         f"{pieces['window_postings'][0]:,} window postings")
-        if sizes:
-            p("    " + "; ".join(sizes))
-        post = (d.get(system) or {}).get("postings")
-        if post:
-            p(f"    prepared set (one row per query and feature, what the kernel scores): {post['prepared_features']:,} "
-              f"features, {post['prepared_rows']:,} postings, of which windows {post['prepared_window_rows']:,}")
-    g = d.get("grid")
-    if g:
-        p(f"  grid: {g.get('call')}, the same queries, fresh child each")
-        p(f"    single point (Indri's defaults)  {spread(g['single'], '{:.2f}')} s   peak RSS "
-          f"{spread(g['peak_rss_bytes_single'], '{:,.0f}', 1 / MIB)} MiB")
-        p(f"    20-point grid                     {spread(g['grid20'], '{:.2f}')} s   peak RSS "
-          f"{spread(g['peak_rss_bytes_grid20'], '{:,.0f}', 1 / MIB)} MiB   "
-          f"(lambda_t in 0.6..0.9 x 4 splits of the rest; mu 2500, #uw8)")
-        p(f"    grid / single                     {med(g['grid20']) / med(g['single']):.2f}  (ratio of medians; per "
-          f"repeat {', '.join(f'{r:.2f}' for r in g['ratio_per_repeat'])})")
-    if d.get("ratios"):
-        p("  ratios (medians of this run)")
-        for name, value in d["ratios"].items():
-            p(f"    {name:52s} {value:10.4g}")
-
-
-def print_goals(summary: dict, p) -> None:
-    b, q, g = summary["build"], summary["query"], summary["grid"]
+    # ---- goals
     p()
     p("goals from the issue, against irgrid's medians")
 
@@ -731,18 +452,6 @@ def print_goals(summary: dict, p) -> None:
         state = "n/a" if value != value else ("met" if ok else "NOT met")
         p(f"  {label:54s} {f'{value:,.2f}{unit}':>14s}   goal {target:>12s}   {state}")
 
-    def sdm_goals():
-        found = (summary.get("sdm") or {}).get("goals", {})
-        for key, label, unit, target in (
-                ("sdm_qps_with_open", "queries/s, SDM top-1000 including open + prepare", "", ">= 100"),
-                ("sdm_grid_ratio", "20-point SDM grid / single SDM point", "x", "<= 3")):
-            if key in found:
-                value, _, ok = found[key]
-                goal(label, value, target, ok, unit)
-
-    if not (b or q or g.get("single")):  # (d) alone
-        sdm_goals()
-        return
     nan = float("nan")
     irb = b.get("irgrid")
     goal("index build docs/s (positions, lucene)", med(irb["docs_per_s"]) if irb else nan, ">= 20,000",
@@ -762,7 +471,6 @@ def print_goals(summary: dict, p) -> None:
     if g.get("single"):
         r = med(g["grid20"]) / med(g["single"])
         goal("20-point grid / single point", r, "<= 3", r <= GOALS["grid_ratio"], "x")
-    sdm_goals()
 
 
 def top_overlap(reference: dict, other: dict) -> dict:
@@ -804,23 +512,6 @@ def ensure_collection(path: Path, num_docs: int) -> Path:
     return path
 
 
-def select_topics(topics_path: Path, index_dir: Path, terms: tuple[int, int], first: int | None, out: Path) -> int:
-    """Write the queries with ``terms[0]``-``terms[1]`` distinct terms under the index's analyzer (of the
-    first ``first`` queries, if given) to ``out``; returns how many."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from irgrid.index import IndexReader
-
-    analyzer = IndexReader(index_dir).analyzer
-    topics = read_topics(topics_path, first)
-    kept = topics[[terms[0] <= len(set(analyzer(text))) <= terms[1] for text in topics["text"]]].reset_index(drop=True)
-    tmp = out.with_suffix(".tmp")
-    pq.write_table(pa.Table.from_pandas(kept, preserve_index=False), tmp)
-    os.replace(tmp, out)
-    return len(kept)
-
-
 def machine() -> str:
     import platform
 
@@ -850,12 +541,7 @@ def main() -> None:
     parser.add_argument("--skip-build", action="store_true",
                         help="reuse the indexes in --work (building a missing one once, untimed), time queries only")
     parser.add_argument("--no-porter", action="store_true", help="skip the extra irgrid build with the Porter stemmer")
-    parser.add_argument("--no-grid", action="store_true", help="skip (c) and the grid of (d)")
-    parser.add_argument("--only", default=None,
-                        help="run only these sections, comma-separated: build, queries, grid, sdm (e.g. --only sdm); "
-                             "without build, a missing index is built once, untimed, as with --skip-build")
-    parser.add_argument("--sdm-terms", default="3-5",
-                        help="(d): the queries with this many distinct analyzed terms, MIN-MAX (default 3-5)")
+    parser.add_argument("--no-grid", action="store_true", help="skip (c)")
     parser.add_argument("--queries", type=int, default=None, help="use the first N queries only")
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
@@ -874,18 +560,6 @@ def main() -> None:
     for name in peers:
         if name not in ("bm25s", "tantivy"):
             parser.error(f"unknown peer {name!r}")
-    sections = SECTIONS if args.only is None else tuple(name.strip() for name in args.only.split(",") if name.strip())
-    for name in sections:
-        if name not in SECTIONS:
-            parser.error(f"unknown section {name!r} in --only (one of {', '.join(SECTIONS)})")
-    try:
-        sdm_terms = tuple(int(x) for x in args.sdm_terms.split("-"))
-        if len(sdm_terms) != 2 or not 1 <= sdm_terms[0] <= sdm_terms[1]:
-            raise ValueError
-    except ValueError:
-        parser.error(f"--sdm-terms {args.sdm_terms!r}: MIN-MAX, e.g. 3-5")
-    if "queries" not in sections:
-        peers = []  # the peers take part in (a) and (b) only; without (b) their indexes are not needed
     collection = args.collection or DEFAULT_SCRATCH / f"syn-{args.docs}"
     collection = ensure_collection(collection.resolve(), args.docs)
     work = (args.work or DEFAULT_SCRATCH / "indexes" / collection.name).resolve()
@@ -900,7 +574,7 @@ def main() -> None:
 
     num_queries = pq.read_metadata(topics_path).num_rows if args.queries is None else args.queries
     meta = {"collection": str(collection), "num_docs": args.docs, "num_queries": num_queries, "depth": args.depth,
-            "repeats": args.repeats, "machine": machine(), "peers": peers, "sections": list(sections)}
+            "repeats": args.repeats, "machine": machine(), "peers": peers}
     print("command: python benchmarks/scale.py " + " ".join(sys.argv[1:]), flush=True)
     print(f"collection {collection} ({args.docs:,} docs, {num_queries} queries), indexes in {work}, "
           f"logs in {log_dir}", flush=True)
@@ -913,7 +587,7 @@ def main() -> None:
     started = time.perf_counter()
 
     # (a) builds
-    if "build" in sections and not args.skip_build:
+    if not args.skip_build:
         for r in range(args.repeats):
             for system in build_systems:
                 if system == "irgrid-porter" and r > 0:
@@ -942,7 +616,7 @@ def main() -> None:
                       flush=True)
 
     # (b) queries
-    query_systems = ["irgrid-bm25", "irgrid-ql"] + peers if "queries" in sections else []
+    query_systems = ["irgrid-bm25", "irgrid-ql"] + peers
     tops: dict[str, dict] = {}
     for r in range(args.repeats):
         for system in query_systems:
@@ -964,7 +638,7 @@ def main() -> None:
                   flush=True)
 
     # (c) grid
-    if "grid" in sections and not args.no_grid:
+    if not args.no_grid:
         for r in range(args.repeats):
             for name, points in (("single", [BM25_POINT]), ("grid20", GRID_POINTS)):
                 task = {"kind": "grid", "system": name, "index": str(index_dirs["irgrid"]), "topics": str(topics_path),
@@ -974,49 +648,8 @@ def main() -> None:
                 print(f"[grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
                       f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
 
-    # (d) sdm
-    sdm: dict[str, list] = {}
-    sdm_grids: dict[str, list] = {}
-    if "sdm" in sections:
-        sdm_topics = work / f"topics-sdm-{sdm_terms[0]}-{sdm_terms[1]}-terms" \
-            f"{'' if args.queries is None else f'-first{args.queries}'}.parquet"
-        meta["sdm_terms"] = list(sdm_terms)
-        meta["sdm_num_queries"] = select_topics(topics_path, index_dirs["irgrid"], sdm_terms, args.queries, sdm_topics)
-        meta["sdm_topics"] = str(sdm_topics)
-        print(f"(d) sdm: {meta['sdm_num_queries']} of the {num_queries} queries have {sdm_terms[0]}-{sdm_terms[1]} "
-              f"distinct analyzed terms ({sdm_topics})", flush=True)
-        for r in range(args.repeats):
-            for system in ("irgrid-bm25", "irgrid-sdm"):
-                task = {"kind": "query", "section": "sdm-query", "system": system, "index": str(index_dirs["irgrid"]),
-                        "topics": str(sdm_topics), "num_queries": None, "depth": args.depth, "save_top": None,
-                        "peer_options": peer_options, "pieces": True}
-                result = run_child(task, log_dir, single_thread=True)
-                sdm.setdefault(system, []).append(result)
-                lat = result["latencies"]
-                pieces = result["pieces"]
-                extra = (f"  window postings {pieces.get('positional_read_s', 0) + pieces.get('window_count_s', 0):5.2f} s"
-                         if "window_count_s" in pieces else f"  term read {pieces.get('term_read_s', 0):5.2f} s")
-                print(f"[sdm {r + 1}/{args.repeats}] {system:14s} open+prepare {result['open_s']:6.2f} s (prepare "
-                      f"{pieces['prepare_s']:5.2f} s{extra})  warm-up {result['warmup_s']:6.3f} s  "
-                      f"{len(lat) / sum(lat):9,.1f} q/s  incl. open {len(lat) / (sum(lat) + result['open_s']):7,.1f} q/s  "
-                      f"p50 {percentile(lat, 50) * 1e3:6.2f} ms  p95 {percentile(lat, 95) * 1e3:6.2f} ms  "
-                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})",
-                      flush=True)
-            if args.no_grid:
-                continue
-            for name, points in (("single", [SDM_POINT]), ("grid20", SDM_GRID_POINTS)):
-                task = {"kind": "grid", "section": "sdm-grid", "system": name, "family": "sdm",
-                        "index": str(index_dirs["irgrid"]), "topics": str(sdm_topics), "num_queries": None,
-                        "depth": args.depth, "points": points}
-                result = run_child(task, log_dir, single_thread=True)
-                sdm_grids.setdefault(name, []).append(result)
-                print(f"[sdm grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
-                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})",
-                      flush=True)
-
-    overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers
-               if system in tops and "irgrid-bm25" in tops}
-    summary = summarise(builds, queries, grids, args.docs, sdm, sdm_grids, meta)
+    overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
+    summary = summarise(builds, queries, grids, args.docs)
     meta["total_minutes"] = (time.perf_counter() - started) / 60
     print_report(summary, overlap, meta, peers)
     print(f"\ntotal benchmark time {meta['total_minutes']:.1f} min", flush=True)
@@ -1026,10 +659,7 @@ def main() -> None:
             json.dump({"meta": meta, "summary": summary, "overlap": overlap,
                        "raw": {"build": builds, "query": {k: [{kk: vv for kk, vv in r.items() if kk != "latencies"}
                                                                for r in v] for k, v in queries.items()},
-                               "grid": grids,
-                               "sdm": {k: [{kk: vv for kk, vv in r.items() if kk != "latencies"} for r in v]
-                                       for k, v in sdm.items()},
-                               "sdm_grid": sdm_grids}}, handle, indent=1, default=str)
+                               "grid": grids}}, handle, indent=1, default=str)
 
 
 if __name__ == "__main__":
