@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from irgrid.constraints import violation_summary, violation_tables, violations_per_document
+from irgrid.axioms.experiment import violation_summary, violation_tables, violations_per_document
 from irgrid.tables import TableSpec
 
 

@@ -171,7 +171,7 @@ def cmd_parameter_figure(args) -> None:
 def cmd_violations(args) -> None:
     import pandas as pd
 
-    from .constraints import analyse_best_runs, write_violations
+    from .axioms.experiment import analyse_best_runs, write_violations
     from .tables import TableSpec
 
     spec = TableSpec(**json.loads(args.spec))
@@ -185,7 +185,7 @@ def cmd_violation_table(args) -> None:
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from .constraints import violation_summary, write_violation_tables
+    from .axioms.experiment import violation_summary, write_violation_tables
     from .plots import plot_violations
     from .tables import TableSpec, load_cells
 

@@ -1,6 +1,6 @@
 """The constraint-violation experiment: analyse each model's best run, tabulate, correlate.
 
-:mod:`irgrid.axioms` counts the violations of constraints C1-C4 in one run;
+:mod:`irgrid.axioms.counting` counts the violations of constraints C1-C4 in one run;
 this module does what the paper does with those counts:
 
 1. per collection, query set and analyzer, take each weighting function's best
@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .axioms import analyse_run, summarise_violations
-from .grid import decode_point
-from .io import write_parquet, write_text
-from .stats import spearman
-from .tables import TableSpec, select_point
+from ..grid import decode_point
+from ..io import write_parquet, write_text
+from ..stats import spearman
+from ..tables import TableSpec, select_point
+from .counting import analyse_run, summarise_violations
 
 CONSTRAINTS = ("C1", "C2", "C3", "C4")
 
@@ -35,9 +35,9 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     ``cells``: collection, queryset (row label), analyzer, model, params, path (evaluation),
     run, index, topics. Returns the per-document counts with the row's keys.
     """
-    from .index import IndexReader
-    from .retrieve import read_run, read_topics
-    from .tables import load_cells
+    from ..index import IndexReader
+    from ..retrieve import read_run, read_topics
+    from ..tables import load_cells
 
     evaluations = load_cells(cells)
     best_spec = TableSpec(**{**spec.__dict__, "selection": "best"})

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError
-from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
+from ..errors import ConfigError
+from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 
 CONSTRAINTS = ("C1", "C2", "C3", "C4")
 PER_DOC_COLUMNS = ["qid", "docno", *CONSTRAINTS, "length"]
@@ -316,7 +316,7 @@ def count_violations(
 # --------------------------------------------------------------------------------- runs
 def _analysed_queries(index, topics: pd.DataFrame, qids: Sequence[str]) -> dict[str, list[QueryTerm]]:
     """Each qid's query terms exactly as the Scorer makes them (retrieve.analyse_queries)."""
-    from .retrieve import analyse_queries
+    from ..retrieve import analyse_queries
 
     known = set(topics["qid"].astype(str))
     missing = [qid for qid in qids if qid not in known]
