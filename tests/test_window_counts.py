@@ -45,6 +45,14 @@ def counts(feature, *texts: str) -> dict[int, int]:
         (unordered("abc", 3), "c x a b", 0),  # (2,3,0) spans 4; c, the earliest, has no next
         (unordered("ab", 1000), "a x x x x x x b", 1),  # a window wider than the document
         (unordered("aa", 2), "a a", 2),      # a repeated term: both cursors at 0 (span 1), then both at 1 (Galago's rule)
+        (unordered("aa", 2), "a", 1),        # one occurrence fills both cursors of a repeated term (Galago's rule too)
+        (phrase("aa"), "a", 0),              # a@0 has no later a
+        (phrase("abc"), "a b c x a b c", 2),  # (0,1,2) and (4,5,6)
+        (phrase("abc"), "a b x c", 0),       # c is 2 after b
+        (unordered("abc", 4), "c x a b", 1),  # (2,3,0) spans 4
+        (phrase("ba"), "b a", 1),            # the same document, the other order
+        (unordered("ab", 1000), "a x x b x a", 2),  # (0,3) a->5; (5,3) b has no next
+        (ordered("ab", 1000), "a x x b x a", 1),    # a@0 with b@3; a@5 has no later b
 
     ],
 )
