@@ -44,13 +44,13 @@ def test_sdm_equals_the_formula_computed_by_hand():
     docs = {"d1": "a b c".split(), "d2": "b a d d".split(), "d3": "a b a b".split()}
     mu = 10.0
     collection = 11  # 3 + 4 + 4 tokens
-    # tf of a, b, #1(a b), #uw8(a b) per document:
+    # tf of a, b, #1(a b), #uw8(a b) per document (Indri counts a window's matches without overlaps):
     #   d1 "a b c":   a 1, b 1, #1 1 (a0 b1), #uw8 1 (a0 b1; then a has no next)
     #   d2 "b a d d": a 1, b 1, #1 0 (b before a), #uw8 1 (b0 a1; then b has no next)
-    #   d3 "a b a b": a 2, b 2, #1 2 (a0 b1, a2 b3), #uw8 3 (a0 b1, a2 b1, a2 b3)
-    counts = {"d1": (1, 1, 1, 1), "d2": (1, 1, 0, 1), "d3": (2, 2, 2, 3)}
+    #   d3 "a b a b": a 2, b 2, #1 2 (a0 b1, a2 b3), #uw8 2 (spans 0-1, 1-2, 2-3; 1-2 overlaps 0-1)
+    counts = {"d1": (1, 1, 1, 1), "d2": (1, 1, 0, 1), "d3": (2, 2, 2, 2)}
     lengths = {"d1": 3, "d2": 4, "d3": 4}
-    cf = (4, 4, 3, 5)  # a, b, #1(a b), #uw8(a b)
+    cf = (4, 4, 3, 4)  # a, b, #1(a b), #uw8(a b)
 
     def p(tf, f, length):
         return (tf + mu * cf[f] / collection) / (length + mu)

@@ -60,6 +60,22 @@ def test_counts_worked_out_by_hand(feature, text, expected):
     assert counts(feature, text).get(0, 0) == expected
 
 
+@pytest.mark.parametrize(
+    ("feature", "text", "expected"),
+    [
+        (phrase("aa"), "a a a", 1),           # spans 0-1 and 1-2 overlap: Indri keeps the first
+        (phrase("aa"), "a a a a", 2),         # 0-1 and 2-3
+        (ordered("ab", 3), "a a b", 1),       # spans 0-2 and 1-2 overlap
+        (unordered("ab", 8), "a b a b", 2),   # spans 0-1, 1-2, 2-3: the middle one overlaps
+        (unordered("ab", 8), "a b c a b", 2),  # spans 0-1, 1-3 (overlaps), 3-4
+        (phrase("ab"), "a b a b", 2),         # distinct terms in a phrase never overlap
+    ],
+)
+def test_indri_counts_matches_without_overlaps(feature, text, expected):
+    found = window_postings(feature, postings_of([text.split()]), overlapping=False)
+    assert dict(zip(found.docids.tolist(), found.counts.tolist())).get(0, 0) == expected
+
+
 def test_df_and_cf_over_documents_and_a_document_missing_a_term():
     found = window_postings(phrase("ab"), postings_of([["a", "b"], ["b", "b"], ["x", "a", "b", "a", "b"], ["a"]]))
     assert found.docids.tolist() == [0, 2]
@@ -71,57 +87,68 @@ def test_df_and_cf_over_documents_and_a_document_missing_a_term():
 # ------------------------------------------------------------------------------- brute force
 
 
-def brute_ordered(positions: list[list[int]], width: int) -> int:
-    """The #odN rule spelled out: for each start, greedy next occurrences; stop when a term runs out."""
-    count = 0
+def brute_ordered(positions: list[list[int]], width: int) -> list[tuple[int, int]]:
+    """The #odN rule spelled out: for each start, greedy next occurrences; stop when a term runs out.
+
+    Returns the matches as (first, last) positions.
+    """
+    matches = []
     for start in positions[0]:
         previous, ok = start, True
         for later in positions[1:]:
             following = [p for p in later if p > previous]
             if not following:
-                return count
+                return matches
             if following[0] - previous > width:
                 ok = False
                 break
             previous = following[0]
-        count += ok
-    return count
+        if ok:
+            matches.append((start, previous))
+    return matches
 
 
-def brute_unordered(positions: list[list[int]], width: int) -> int:
+def brute_unordered(positions: list[list[int]], width: int) -> list[tuple[int, int]]:
     cursor = [0] * len(positions)
-    count = 0
+    matches = []
     while True:
         current = [plist[i] for plist, i in zip(positions, cursor)]
         if max(current) - min(current) + 1 <= width:
-            count += 1
+            matches.append((min(current), max(current)))
         earliest = min(current)
         for j, position in enumerate(current):
             if position == earliest:
                 cursor[j] += 1
                 if cursor[j] == len(positions[j]):
-                    return count
+                    return matches
 
 
-def brute(feature, doc: list[str]) -> int:
+def brute(feature, doc: list[str], overlapping: bool = True) -> int:
     positions = [[p for p, w in enumerate(doc) if w == word] for word in feature.terms]
     if any(not plist for plist in positions):
         return 0
-    return (brute_ordered if feature.op == "od" else brute_unordered)(positions, feature.width)
+    matches = (brute_ordered if feature.op == "od" else brute_unordered)(positions, feature.width)
+    if overlapping:
+        return len(matches)
+    kept, last_end = 0, -1  # Indri: left to right, a match beginning before the last kept one ends is dropped
+    for first, last in matches:
+        if first >= last_end:
+            kept, last_end = kept + 1, last + 1
+    return kept
 
 
 @settings(max_examples=300, deadline=None)
 @given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=12), min_size=1, max_size=6),
        words=st.lists(st.sampled_from("abc"), min_size=2, max_size=3), width=st.integers(1, 6),
-       kind=st.sampled_from(["od", "uw"]))
-def test_kernels_agree_with_the_rules_spelled_out(docs, words, width, kind):
+       kind=st.sampled_from(["od", "uw"]), overlapping=st.booleans())
+def test_kernels_agree_with_the_rules_spelled_out(docs, words, width, kind, overlapping):
     if kind == "uw":
         width = max(width, len(words))
         feature = unordered(words, width)
     else:
         feature = ordered(words, width)
-    expected = {i: n for i, doc in enumerate(docs) if (n := brute(feature, doc))}
-    found = window_postings(feature, postings_of(docs))
+    expected = {i: n for i, doc in enumerate(docs) if (n := brute(feature, doc, overlapping))}
+    found = window_postings(feature, postings_of(docs), overlapping)
     assert dict(zip(found.docids.tolist(), found.counts.tolist())) == expected
 
 

@@ -72,7 +72,7 @@ def compile_query_set(
             df, cf = present[word]
             statistics[term(word)] = FeatureStatistics(df, cf, positional.docids[lo:hi], positional.tfs[lo:hi])
         windows = [feature for feature in distinct if not feature.is_term]
-        for feature, found in zip(windows, many_window_postings(windows, positional)):
+        for feature, found in zip(windows, many_window_postings(windows, positional, model.window_overlap)):
             statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
     for word, postings in index.postings(term_words).items():
         df, cf = present[word]

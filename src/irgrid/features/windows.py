@@ -85,11 +85,16 @@ class WindowPostings(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def count_ordered(positions, starts, ends, width):
-    """Matches of an ordered window in one document; term ``j``'s positions are ``positions[starts[j]:ends[j]]``."""
+def count_ordered(positions, starts, ends, width, overlapping):
+    """Matches of an ordered window in one document; term ``j``'s positions are ``positions[starts[j]:ends[j]]``.
+
+    ``overlapping`` False keeps only matches that begin at or after the end of the last one
+    kept (Indri's ``ListBeliefNode::_documentOccurrences``); True counts every match (Galago).
+    """
     k = len(starts)
     index = starts.copy()
     count = 0
+    last_end = -1
     while True:
         valid = True
         for j in range(1, k):
@@ -101,19 +106,21 @@ def count_ordered(positions, starts, ends, width):
             if positions[index[j]] - previous_end >= width:
                 valid = False
                 break
-        if valid:
+        if valid and (overlapping or positions[index[0]] >= last_end):
             count += 1
+            last_end = positions[index[k - 1]] + 1
         index[0] += 1
         if index[0] >= ends[0]:
             return count
 
 
 @njit(cache=True, nogil=True)
-def count_unordered(positions, starts, ends, width):
+def count_unordered(positions, starts, ends, width, overlapping):
     """Matches of an unordered window in one document (arguments as :func:`count_ordered`)."""
     k = len(starts)
     index = starts.copy()
     count = 0
+    last_end = -1
     while True:
         first = positions[index[0]]
         last = first
@@ -121,8 +128,9 @@ def count_unordered(positions, starts, ends, width):
             position = positions[index[j]]
             first = min(first, position)
             last = max(last, position)
-        if last + 1 - first <= width:
+        if last + 1 - first <= width and (overlapping or first >= last_end):
             count += 1
+            last_end = last + 1
         # every term at the earliest position moves on (several only when a term is repeated)
         for j in range(k):
             if positions[index[j]] == first:
@@ -132,7 +140,7 @@ def count_unordered(positions, starts, ends, width):
 
 
 @njit(cache=True, nogil=True)
-def window_counts(kind, width, docids, offsets, positions, term_lo, term_hi):
+def window_counts(kind, width, docids, offsets, positions, term_lo, term_hi, overlapping):
     """``(docids, counts)`` of a window over k terms whose postings are concatenated.
 
     Term ``j``'s postings are ``docids[term_lo[j]:term_hi[j]]``, posting ``p``'s
@@ -171,9 +179,9 @@ def window_counts(kind, width, docids, offsets, positions, term_lo, term_hi):
             starts[j] = offsets[q]
             ends[j] = offsets[q + 1]
         if kind == ORDERED_CODE:
-            c = count_ordered(positions, starts, ends, width)
+            c = count_ordered(positions, starts, ends, width, overlapping)
         else:
-            c = count_unordered(positions, starts, ends, width)
+            c = count_unordered(positions, starts, ends, width, overlapping)
         if c > 0:
             out_docids[n] = d
             out_counts[n] = c
@@ -182,7 +190,7 @@ def window_counts(kind, width, docids, offsets, positions, term_lo, term_hi):
 
 
 @njit(cache=True, nogil=True)
-def many_window_counts(kinds, widths, feature_offsets, feature_lo, feature_hi, docids, offsets, positions):
+def many_window_counts(kinds, widths, feature_offsets, feature_lo, feature_hi, docids, offsets, positions, overlapping):
     """:func:`window_counts` for many windows in one call: window ``w``'s terms are rows
     ``feature_lo[i]:feature_hi[i]`` for ``i`` in ``feature_offsets[w]:feature_offsets[w+1]``.
 
@@ -198,7 +206,7 @@ def many_window_counts(kinds, widths, feature_offsets, feature_lo, feature_hi, d
         lo = feature_offsets[w]
         hi = feature_offsets[w + 1]
         found_docids, found_counts = window_counts(kinds[w], widths[w], docids, offsets, positions, feature_lo[lo:hi],
-                                                   feature_hi[lo:hi])
+                                                   feature_hi[lo:hi], overlapping)
         parts_docids.append(found_docids)
         parts_counts.append(found_counts)
         result_offsets[w + 1] = result_offsets[w] + len(found_docids)
@@ -213,7 +221,8 @@ def many_window_counts(kinds, widths, feature_offsets, feature_lo, feature_hi, d
 _EMPTY = WindowPostings(np.zeros(0, np.int32), np.zeros(0, np.int32))
 
 
-def many_window_postings(features: list[Feature], postings: PositionalPostings) -> list[WindowPostings]:
+def many_window_postings(features: list[Feature], postings: PositionalPostings, overlapping: bool = True
+                         ) -> list[WindowPostings]:
     """:func:`window_postings` of each of ``features`` (windows), counted in one numba call."""
     runnable = [i for i, f in enumerate(features)
                 if all(postings.spans.get(word, (0, 0))[1] > postings.spans.get(word, (0, 0))[0] for word in f.terms)]
@@ -229,15 +238,20 @@ def many_window_postings(features: list[Feature], postings: PositionalPostings) 
     feature_lo = np.array([lo for lo, _ in spans], dtype=np.int64)
     feature_hi = np.array([hi for _, hi in spans], dtype=np.int64)
     docids, counts, result_offsets = many_window_counts(kinds, widths, feature_offsets, feature_lo, feature_hi,
-                                                        postings.docids, postings.offsets, postings.positions)
+                                                        postings.docids, postings.offsets, postings.positions,
+                                                        bool(overlapping))
     bounds = result_offsets.tolist()
     for j, i in enumerate(runnable):
         out[i] = WindowPostings(docids[bounds[j]:bounds[j + 1]], counts[bounds[j]:bounds[j + 1]])
     return out
 
 
-def window_postings(feature: Feature, postings: PositionalPostings) -> WindowPostings:
-    """The postings of a window feature, from its terms' positional postings (a term absent: none)."""
+def window_postings(feature: Feature, postings: PositionalPostings, overlapping: bool = True) -> WindowPostings:
+    """The postings of a window feature, from its terms' positional postings (a term absent: none).
+
+    ``overlapping``: count every match (Galago's iterators) or only matches that do not overlap a
+    match counted before them, scanning left to right (Indri's belief nodes).
+    """
     if feature.op not in (ORDERED, UNORDERED):
         raise ValueError(f"{feature} is not a window")
     spans = [postings.spans.get(word) for word in feature.terms]
@@ -248,5 +262,5 @@ def window_postings(feature: Feature, postings: PositionalPostings) -> WindowPos
     term_hi = np.array([hi for _, hi in spans], dtype=np.int64)
     kind = ORDERED_CODE if feature.op == ORDERED else UNORDERED_CODE
     docids, counts = window_counts(kind, feature.width, postings.docids, postings.offsets, postings.positions,
-                                   term_lo, term_hi)
+                                   term_lo, term_hi, bool(overlapping))
     return WindowPostings(docids, counts)

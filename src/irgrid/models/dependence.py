@@ -84,6 +84,8 @@ class FeatureModel(RetrievalModel):
     """A model over compiled query features (abstract): subclasses give :meth:`compile`."""
 
     uses_features = True
+    #: count overlapping window matches (Galago) or only non-overlapping ones (Indri)
+    window_overlap = True
 
     def compile(self, query: AnalyzedQuery, points: Sequence[Mapping[str, float]]) -> list[CompiledFeature]:
         """The features of ``query`` needed to score it at every one of ``points``."""
@@ -106,6 +108,8 @@ class MarkovRandomField(FeatureModel, QLDirichlet):
 
     kernel = DIRICHLET_KERNEL
     parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW)
+    # Indri counts a window's matches without overlaps (ListBeliefNode::_documentOccurrences)
+    window_overlap = False
 
     def windows(self, points: Sequence[Mapping[str, float]]) -> list[int]:
         return sorted({whole_number(point["window"], "window", self.name, 2) for point in points})
