@@ -24,9 +24,7 @@ from ..grid import decode_point
 from ..io import write_parquet, write_text
 from ..stats import spearman
 from ..tables import TableSpec, select_point
-from .counting import analyse_run, summarise_violations
-
-CONSTRAINTS = ("C1", "C2", "C3", "C4")
+from .counting import CONSTRAINTS, analyse_run, summarise_violations
 
 
 def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, str], depth: int = 1000) -> pd.DataFrame:
