@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..models.base import QueryFeature, RetrievalModel
+from ..models.base import CollectionStatistics, QueryFeature, RetrievalModel
 from .query import AnalyzedQuery, CompiledFeature, Feature, term
 from .windows import many_window_postings
 
@@ -77,7 +77,9 @@ def compile_query_set(
     for word, postings in index.postings(term_words).items():
         df, cf = present[word]
         statistics[term(word)] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
-    return [query.qid for query in queries], [_query_features(features, statistics) for features in compiled]
+    collection = CollectionStatistics.from_index(index)
+    return [query.qid for query in queries], [model.annotate(_query_features(features, statistics), collection)
+                                              for features in compiled]
 
 
 def _query_features(features: list[CompiledFeature], statistics: Mapping[Feature, FeatureStatistics]

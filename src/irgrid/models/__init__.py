@@ -16,13 +16,15 @@ from .lm import (
     SmoothedQueryLikelihood,
     smoothed_probabilities,
 )
+from .phrase import FixedPhraseWeight, PhraseInseparability, PhraseModel, PhrasesOnly, UnigramWords
 from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
                   BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF, EvolvedScheme,
-                  SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence)
+                  SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence,
+                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability)
 }
 
 
@@ -51,7 +53,12 @@ __all__ = [
     "MBM25",
     "MODEL_FAMILIES",
     "Parameter",
+    "PhraseInseparability",
+    "PhraseModel",
+    "PhrasesOnly",
     "PivotedNormalisation",
+    "FixedPhraseWeight",
+    "UnigramWords",
     "QLAbsoluteDiscounting",
     "QLDirichlet",
     "QLGJM1",

@@ -85,12 +85,16 @@ class QueryFeature(QueryTerm):
     ``term`` is the feature written in Indri's query language, ``tfs`` its counts;
     ``group`` names the group the model compiled it into and ``group_size`` is the
     sum of the qtfs of that group's features in the same query (the normaliser of
-    Indri's ``#combine``).
+    Indri's ``#combine``).  ``annotation`` holds what the model derived for the feature
+    from the statistics of the query's other features once the query set is compiled
+    (:meth:`irgrid.models.dependence.FeatureModel.annotate`; the phrase model: the
+    inseparability of the feature's phrase), None where it derived nothing.
     """
 
     feature: object = None  # irgrid.features.Feature
     group: str = ""
     group_size: int = 1
+    annotation: object = None
 
 
 class RetrievalModel:

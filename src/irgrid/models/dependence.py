@@ -38,7 +38,7 @@ from ..features import (
     term_pairs,
     unordered,
 )
-from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
+from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
 from .formulas import DIRICHLET_KERNEL, NO_KERNEL
 from .lm import KLDirichletML, QLDirichlet
 
@@ -90,6 +90,14 @@ class FeatureModel(RetrievalModel):
     def compile(self, query: AnalyzedQuery, points: Sequence[Mapping[str, float]]) -> list[CompiledFeature]:
         """The features of ``query`` needed to score it at every one of ``points``."""
         raise NotImplementedError
+
+    def annotate(self, features: list[QueryFeature], stats: CollectionStatistics) -> list[QueryFeature]:
+        """``features`` of one query, with their statistics, given what the model derives from them.
+
+        Called once per query when the query set is compiled (never per grid point);
+        the default derives nothing.
+        """
+        return features
 
 
 class MarkovRandomField(FeatureModel, QLDirichlet):
