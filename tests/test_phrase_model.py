@@ -231,3 +231,27 @@ def test_p_is_the_query_as_a_sequence_of_phrases_computed_by_hand():
     assert set(got) == set(expected)  # d3 has "dog" only: a candidate, scored without the phrase
     for docno, score in expected.items():
         assert got[docno] == pytest.approx(score, rel=1e-12)
+
+
+def test_the_weights_file_says_why_each_query_scored_as_it_did():
+    from irgrid.phrases.weights import phrase_weights
+
+    topics = topics_with_phrases(("hot dog stand", ["hot dog"]), ("cold dog", []), ("sun dog", ["sun dog"]),
+                                 ("hot cat", ["hot cat"]))
+    points = [{"mu": 4.0, "t1": t1} for t1 in (0.3, 0.1)]
+    table = phrase_weights(TinyIndex(DOCS), topics, "pm", points)
+    rows = {(q, p): row for q, p, row in zip(table["qid"], table["phrase"].fillna(""), table.to_dict("records"))}
+    hot_dog = rows[("q0", "hot dog")]
+    # counted by hand in test_pm_equals_the_formula_computed_by_hand: df 2, cf 3, x 0.601 >= t2: lambda_max
+    assert (hot_dog["df"], hot_dog["cf"], hot_dog["status"]) == (2, 3, "phrase")
+    assert hot_dog["x"] == pytest.approx((math.log(5 / 2) - (math.log(5 / 3) + math.log(5 / 4)) / 2) / math.log(5 / 2))
+    # one column per weight setting, ascending in t1, mu left out (it does not change lambda)
+    settings = [c for c in table.columns if c.startswith("lambda")]
+    assert settings == ["lambda[t1=0.1,t2=0.4,lambda_max=0.9,pmi_threshold=1]",
+                        "lambda[t1=0.3,t2=0.4,lambda_max=0.9,pmi_threshold=1]"]
+    assert hot_dog[settings[0]] == hot_dog[settings[1]] == pytest.approx(0.9)
+    assert rows[("q1", "")]["status"] == "no phrase: scored as words"
+    # "sun dog" is adjacent in d2 ("hot sun dog") only; d5 has "sun" without "dog": df 1
+    assert rows[("q2", "sun dog")]["df"] == 1
+    # "cat" is in no document: the phrase goes with its word
+    assert rows[("q3", "hot cat")]["status"].startswith("a word of the phrase is absent")

@@ -94,3 +94,30 @@ def test_one_sided_test_is_passed_through(cells):
     expected = scipy_stats.ttest_rel(systems[("bm25", "k1~0.9_b~0.4")], systems[("ql", "mu~1000")], alternative="greater")
     assert summary.loc[("bm25", "AP"), "p_value"] == pytest.approx(expected.pvalue)
     assert "one-sided" in to_markdown(summary.reset_index(), spec)
+
+
+def test_a_query_subset_row_keeps_the_points_chosen_on_all_queries(cells, tmp_path):
+    from irgrid.tables import query_subsets
+
+    frame, systems = cells
+    # queries 1-5 have a phrase of two words; 6 a one-word "phrase"; the others none
+    topics = pd.DataFrame({"qid": [str(i) for i in range(1, 21)], "text": "x",
+                           "phrases": [["hot dog"]] * 5 + [["dog"]] + [[]] * 14})
+    topics_path = tmp_path / "topics.parquet"
+    topics.to_parquet(topics_path)
+    frame = frame.assign(topics=str(topics_path))
+    subsets = query_subsets(frame, ["phrases"])
+    assert subsets == {("tiny", "text"): {"phrases": {"1", "2", "3", "4", "5"}}}
+    spec = TableSpec(experiment="demo", models=["bm25", "ql"], baseline="ql", subsets=["phrases"], query_counts=True)
+    summary = summarise(load_cells(frame), spec, subsets)
+    subset = summary[summary["queryset"] == "text, queries with a phrase"].set_index(["model", "measure"])
+    # the point chosen over all 20 queries, even where another point is better on the five
+    assert subset.loc[("ql", "AP"), "params"] == "mu~1000"
+    assert subset.loc[("bm25", "AP"), "num_queries"] == 5
+    chosen = systems[("bm25", "k1~0.9_b~0.4")][:5]
+    assert subset.loc[("bm25", "AP"), "mean"] == pytest.approx(chosen.mean())
+    expected = scipy_stats.ttest_rel(chosen, systems[("ql", "mu~1000")][:5])
+    assert subset.loc[("bm25", "AP"), "p_value"] == pytest.approx(expected.pvalue)
+    markdown = to_markdown(summary, spec)
+    assert "| tiny (text; 20 queries) |" in markdown
+    assert "| tiny (text, queries with a phrase; 5 queries) |" in markdown

@@ -58,6 +58,17 @@ def cmd_parse_topics(args) -> None:
              sum(len(phrases) for phrases in parsed["phrases"]))
 
 
+def cmd_phrase_topics(args) -> None:
+    from .phrases import iter_document_texts, write_phrase_topics
+
+    options = json.loads(args.options)
+    documents = iter_document_texts(args.docs) if args.docs else None
+    table = write_phrase_topics(args.topics, args.out, args.method, phrase_list=args.phrase_list, documents=documents,
+                                pmi_threshold=options.get("pmi_threshold", 3.0), min_count=options.get("min_count", 3),
+                                convert=options.get("convert", "t2s"))
+    log.info("%s: %d queries, %d phrases", args.method, len(table), sum(len(p) for p in table["phrases"]))
+
+
 def cmd_qrels(args) -> None:
     from .collections import write_qrels
 
@@ -105,6 +116,14 @@ def cmd_retrieve(args) -> None:
              len(topics), len(points), finished - started, imported - started, scored - imported, finished - scored)
 
 
+def cmd_phrase_weights(args) -> None:
+    from .grid import decode_point
+    from .phrases.weights import write_phrase_weights
+
+    table = write_phrase_weights(args.index, args.topics, args.family, [decode_point(p) for p in args.params], args.out)
+    log.info("%d phrases of %d queries", int((table["phrase"] != "").sum()), table["qid"].nunique())
+
+
 def cmd_export_trec(args) -> None:
     from .retrieve import read_run, write_trec_run
 
@@ -135,11 +154,11 @@ def cmd_evaluate(args) -> None:
 def cmd_table(args) -> None:
     import pandas as pd
 
-    from .tables import TableSpec, load_cells, summarise, write_tables
+    from .tables import TableSpec, load_cells, query_subsets, summarise, write_tables
 
     spec = TableSpec(**json.loads(args.spec))
     cells = pd.DataFrame(_json_argument(args.cells))
-    summary = summarise(load_cells(cells), spec)
+    summary = summarise(load_cells(cells), spec, query_subsets(cells, spec.subsets))
     write_tables(summary, spec, args.out_dir, stem=args.stem)
 
 
@@ -232,6 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_parse_topics)
 
+    p = sub.add_parser("phrase-topics", help="identify each query's phrases: a phrase list, PMI in the collection, "
+                       "or a Chinese segmenter")
+    p.add_argument("--topics", required=True, help="topics Parquet (qid, text)")
+    p.add_argument("--method", required=True, choices=["list", "pmi", "segmenter"])
+    p.add_argument("--phrase-list", default=None, help="phrase list file (method list)")
+    p.add_argument("--docs", default=None, help="directory of document shards (method pmi)")
+    p.add_argument("--options", default="{}", help="the config's phrases section as JSON")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_phrase_topics)
+
     p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
     collection_args(p)
     p.add_argument("--out", required=True)
@@ -258,6 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads to score and rank on (models with a fused kernel: bm25, ql_dirichlet, kl_ml)")
     p.add_argument("--out", nargs="+", required=True)
     p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("phrase-weights", help="each query's phrases, their statistics and weights under a phrase model")
+    p.add_argument("--index", required=True)
+    p.add_argument("--topics", required=True, help="topics Parquet with a phrases column (X+parser, X+pmi, ...)")
+    p.add_argument("--family", required=True, help="phrase model family: p, pu or pm")
+    p.add_argument("--params", nargs="+", required=True, help="encoded parameter points of the grid")
+    p.add_argument("--out", required=True, help="TSV file")
+    p.set_defaults(func=cmd_phrase_weights)
 
     p = sub.add_parser("export-trec", help="write a Parquet run in TREC format (qid Q0 docno rank score tag)")
     p.add_argument("--run", required=True)

@@ -22,7 +22,6 @@ import yaml
 from .errors import ConfigError
 from .grid import encode_point, expand_grid
 from .models import get_model
-from .parsing.phrases import parsed_queryset
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -193,16 +192,30 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
     return [instance.check_point(point) for point in expand_grid(grid, names)]
 
 
+#: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),
+#: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases)
+DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter")
+
+
+def base_queryset(name: str) -> str:
+    """The registry's query set that query set ``name`` is made from (``text+pmi`` -> ``text``), or ``name``."""
+    for suffix in DERIVED_QUERYSET_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]:
     """The query sets an experiment runs on one collection: those listed that it has, else all.
 
-    ``X+parser`` (query set X, parsed) counts as one the collection has when it has X.
+    A derived query set (``X+parser``, ``X+pmi``, ...: :data:`DERIVED_QUERYSET_SUFFIXES`) counts as
+    one the collection has when it has X.
     """
     available = list(collection.querysets)
     listed = experiment.get("querysets")
     if not listed:
         return available
-    return [name for name in listed if (parsed_queryset(name) or name) in available]
+    return [name for name in listed if base_queryset(name) in available]
 
 
 def experiment_analyzers(experiment: Mapping[str, Any]) -> list[str]:

@@ -51,6 +51,42 @@ class TableSpec:
     test: str = "ttest"
     alternative: str = "two-sided"
     correction: str = "none"
+    #: query subsets given rows of their own beside each row (QUERY_SUBSETS), e.g. ``["phrases"]``
+    subsets: Sequence[str] = ()
+    #: show each row's number of queries in its label
+    query_counts: bool = False
+
+
+#: query subsets a table can show: name -> (row label, which queries of a topics table belong to it)
+QUERY_SUBSETS = {"phrases": "queries with a phrase"}
+
+
+def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
+    """The qids of ``topics`` in ``subset``: ``phrases``, those with a phrase of two or more words.
+
+    (A query set without identified phrases, without a ``phrases`` column, has none.)
+    """
+    if subset not in QUERY_SUBSETS:
+        raise ValueError(f"unknown query subset {subset!r}; known: {sorted(QUERY_SUBSETS)}")
+    from .phrases import has_phrase
+
+    if "phrases" not in topics.columns:
+        return set()
+    return {str(qid) for qid, phrases in zip(topics["qid"], topics["phrases"])
+            if phrases is not None and has_phrase(list(phrases))}
+
+
+def query_subsets(cells: pd.DataFrame, subsets: Sequence[str]) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """For each (collection, queryset) row of ``cells`` (with a ``topics`` path), the qids of each subset."""
+    from .retrieve import read_topics
+
+    out: dict[tuple[str, str], dict[str, set[str]]] = {}
+    if not subsets:
+        return out
+    for (collection, queryset), rows in cells.groupby(["collection", "queryset"], sort=False):
+        topics = read_topics(rows["topics"].iloc[0])
+        out[(collection, queryset)] = {subset: subset_qids(topics, subset) for subset in subsets}
+    return out
 
 
 def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -91,74 +127,101 @@ def select_point(values: pd.DataFrame, spec: TableSpec) -> tuple[str, pd.DataFra
     raise ValueError(f"unknown selection {spec.selection!r}: expected 'best' or 'cv'")
 
 
-def summarise(evaluations: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+def summarise(evaluations: pd.DataFrame, spec: TableSpec,
+              subsets: dict[tuple[str, str], dict[str, set[str]]] | None = None) -> pd.DataFrame:
     """Chosen point per (collection, queryset, model), its means and p-values against the baseline.
 
     Long format, one row per (collection, queryset, model, measure); ``p_value``
     is the raw paired-test p-value, ``p_corrected`` the one adjusted for the
     number of models compared with the baseline on that row and measure, and
-    ``significant`` uses the corrected one.
+    ``significant`` uses the corrected one.  ``subsets`` (:func:`query_subsets`) adds,
+    after each row, a row per subset of its queries ("text, queries with a phrase"):
+    the same runs at the same chosen points (as a paper reports a subset of its
+    queries), means and tests over the subset's queries only.
     """
     rows = []
     for (collection, queryset), row_values in evaluations.groupby(["collection", "queryset"], sort=False):
-        chosen: dict[str, tuple[str, pd.DataFrame]] = {}
-        for model in spec.models:
-            values = row_values[row_values["model"] == model]
-            if values.empty:
-                raise ValueError(f"no evaluations of model {model!r} on {collection}/{queryset}")
-            try:
-                chosen[model] = select_point(values, spec)
-            except ValueError as error:
-                raise ValueError(f"{collection}/{queryset}, model {model!r}: {error}") from None
-        baseline_values = chosen[spec.baseline][1]
-        for measure in spec.measures:
-            baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
-            measure_rows = []
-            for model in spec.models:
-                params, values = chosen[model]
-                per_query = values[values["measure"] == measure].set_index("qid")["value"]
-                if per_query.empty:
-                    raise ValueError(
-                        f"{collection}/{queryset}, model {model!r}: measure {measure!r} was not evaluated; "
-                        f"the evaluations hold {sorted(values['measure'].unique())}"
-                    )
-                if model == spec.baseline:
-                    p_value, difference = float("nan"), 0.0
-                else:
-                    try:
-                        result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
-                    except ValueError as error:
-                        raise ValueError(
-                            f"{collection}/{queryset}, {model!r} against {spec.baseline!r}, {measure}: {error}"
-                        ) from None
-                    p_value, difference = result.p_value, result.mean_difference
-                measure_rows.append(
-                    {
-                        "collection": collection,
-                        "queryset": queryset,
-                        "model": model,
-                        "params": params,
-                        "selection": spec.selection,
-                        "measure": measure,
-                        "mean": float(per_query.mean()),
-                        "num_queries": int(per_query.size),
-                        "baseline": spec.baseline,
-                        "difference": difference,
-                        "test": spec.test,
-                        "alternative": spec.alternative,
-                        "p_value": p_value,
-                    }
-                )
-            corrected = correct_p_values([row["p_value"] for row in measure_rows], spec.correction)
-            for row, p_corrected in zip(measure_rows, corrected):
-                row["correction"] = spec.correction
-                row["p_corrected"] = float(p_corrected)
-                row["significant"] = bool(row["model"] != spec.baseline and p_corrected < spec.alpha)
-            rows.extend(measure_rows)
+        chosen = _chosen_points(row_values, spec, collection, queryset)
+        rows.extend(_measure_rows(chosen, spec, collection, queryset, None))
+        for subset, qids in (subsets or {}).get((collection, queryset), {}).items():
+            if qids:
+                rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids))
     return pd.DataFrame(rows)
 
 
-def _row_label(collection: str, queryset: str, several_querysets: bool) -> str:
+def _chosen_points(row_values: pd.DataFrame, spec: TableSpec, collection: str, queryset: str
+                   ) -> dict[str, tuple[str, pd.DataFrame]]:
+    chosen: dict[str, tuple[str, pd.DataFrame]] = {}
+    for model in spec.models:
+        values = row_values[row_values["model"] == model]
+        if values.empty:
+            raise ValueError(f"no evaluations of model {model!r} on {collection}/{queryset}")
+        try:
+            chosen[model] = select_point(values, spec)
+        except ValueError as error:
+            raise ValueError(f"{collection}/{queryset}, model {model!r}: {error}") from None
+    return chosen
+
+
+def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, collection: str, queryset: str,
+                  qids: set[str] | None) -> list[dict]:
+    """The summary rows of one table row: every model's mean of every measure, tested against the baseline."""
+    if qids is not None:
+        chosen = {model: (params, values[values["qid"].astype(str).isin(qids)])
+                  for model, (params, values) in chosen.items()}
+    rows = []
+    baseline_values = chosen[spec.baseline][1]
+    for measure in spec.measures:
+        baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
+        measure_rows = []
+        for model in spec.models:
+            params, values = chosen[model]
+            per_query = values[values["measure"] == measure].set_index("qid")["value"]
+            if per_query.empty:
+                raise ValueError(
+                    f"{collection}/{queryset}, model {model!r}: measure {measure!r} was not evaluated; "
+                    f"the evaluations hold {sorted(values['measure'].unique())}"
+                )
+            if model == spec.baseline:
+                p_value, difference = float("nan"), 0.0
+            else:
+                try:
+                    result = paired_test(spec.test, per_query, baseline_query, alternative=spec.alternative)
+                except ValueError as error:
+                    raise ValueError(
+                        f"{collection}/{queryset}, {model!r} against {spec.baseline!r}, {measure}: {error}"
+                    ) from None
+                p_value, difference = result.p_value, result.mean_difference
+            measure_rows.append(
+                {
+                    "collection": collection,
+                    "queryset": queryset,
+                    "model": model,
+                    "params": params,
+                    "selection": spec.selection,
+                    "measure": measure,
+                    "mean": float(per_query.mean()),
+                    "num_queries": int(per_query.size),
+                    "baseline": spec.baseline,
+                    "difference": difference,
+                    "test": spec.test,
+                    "alternative": spec.alternative,
+                    "p_value": p_value,
+                }
+            )
+        corrected = correct_p_values([row["p_value"] for row in measure_rows], spec.correction)
+        for row, p_corrected in zip(measure_rows, corrected):
+            row["correction"] = spec.correction
+            row["p_corrected"] = float(p_corrected)
+            row["significant"] = bool(row["model"] != spec.baseline and p_corrected < spec.alpha)
+        rows.extend(measure_rows)
+    return rows
+
+
+def _row_label(collection: str, queryset: str, several_querysets: bool, num_queries: int | None = None) -> str:
+    if num_queries is not None:
+        queryset = f"{queryset}; {num_queries} queries"
+        several_querysets = True
     return f"{collection} ({queryset})" if several_querysets else collection
 
 
@@ -167,7 +230,9 @@ def _grid(summary: pd.DataFrame, spec: TableSpec, cell_format) -> tuple[list[str
     header = ["collection"] + [spec.model_labels.get(model, model) for model in spec.models]
     body = []
     for (collection, queryset), row in summary.groupby(["collection", "queryset"], sort=False):
-        cells = [_row_label(collection, queryset, several)]
+        counts = row.loc[row["model"] == spec.baseline, "num_queries"]
+        shown = int(counts.max()) if spec.query_counts and len(counts) else None
+        cells = [_row_label(collection, queryset, several, shown)]
         for model in spec.models:
             model_rows = row[row["model"] == model].set_index("measure")
             cells.append(cell_format(model_rows, model))

@@ -65,3 +65,25 @@ rule parse_topics:
         "../envs/irgrid.yaml"
     shell:
         "irgrid parse-topics --topics {input:q} --pipeline {params.pipeline:q} --out {output:q} 2> {log:q}"
+
+
+# Query set X+list / X+pmi / X+segmenter: X with each query's phrases (irgrid.phrases), made once.
+# PMI counts word pairs in the collection's documents; the phrase list is the user's file.
+rule phrase_topics:
+    input:
+        unpack(phrase_topics_inputs),
+    output:
+        "results/{collection}/topics/{queryset}+{method}.parquet",
+    wildcard_constraints:
+        queryset="[^/+]+",
+        method="list|pmi|segmenter",
+    log:
+        "logs/{collection}/topics/{queryset}+{method}.log",
+    params:
+        options=phrase_options,
+        extra=phrase_topics_arguments,
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid phrase-topics --topics {input.topics:q} --method {wildcards.method} --options {params.options:q}"
+        " {params.extra} --out {output:q} 2> {log:q}"

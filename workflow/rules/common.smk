@@ -1,5 +1,6 @@
 # Config validation and the input helpers every stage uses. Logic lives in irgrid.config.
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID)
+# The families whose runs come with a table of each query's phrases and their weights.
+PHRASE_FAMILIES = ("p", "pu", "pm")
 
 
 wildcard_constraints:
@@ -48,12 +51,51 @@ def analyzer_json(wildcards):
     return json.dumps(config["analyzers"][wildcards.analyzer], sort_keys=True)
 
 
+def phrase_options(wildcards):
+    """The settings of the method that identifies a query set's phrases: a change remakes that query set only."""
+    settings = IRGRID["phrases"]
+    keys = {"list": ["list"], "pmi": ["pmi_threshold", "min_count"], "segmenter": ["convert"]}[wildcards.method]
+    return json.dumps({key: settings[key] for key in keys}, sort_keys=True)
+
+
+def phrase_list_path():
+    path = IRGRID["phrases"]["list"]
+    if not path:
+        raise ValueError("a query set X+list needs a phrase list: set phrases.list in the config")
+    return path
+
+
+def phrase_topics_inputs(wildcards):
+    inputs = {"topics": f"results/{wildcards.collection}/topics/{wildcards.queryset}.parquet"}
+    if wildcards.method == "pmi":
+        inputs["docs"] = f"results/{wildcards.collection}/docs"
+    if wildcards.method == "list":
+        inputs["phrase_list"] = phrase_list_path()
+    return inputs
+
+
+def phrase_topics_arguments(wildcards):
+    if wildcards.method == "pmi":
+        return f"--docs results/{wildcards.collection}/docs"
+    if wildcards.method == "list":
+        return f"--phrase-list {shlex.quote(phrase_list_path())}"
+    return ""
+
+
 def family_of_model(wildcards):
     return model_family(IRGRID, wildcards.model)
 
 
 def experiment_evaluations(wildcards):
     return [cell.eval_path for cell in experiment_cells(IRGRID, wildcards.experiment)]
+
+
+def experiment_table_inputs(wildcards):
+    """A table's evaluations, and its query sets' topics where it shows query subsets (read for their qids)."""
+    experiment = IRGRID["_experiments"][wildcards.experiment]
+    cells = experiment_cells(IRGRID, wildcards.experiment)
+    topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells}) if experiment["query_subsets"] else []
+    return [cell.eval_path for cell in cells] + topics
 
 
 def experiment_collection_cells(wildcards):
@@ -113,6 +155,8 @@ def experiment_table_spec(wildcards):
         "test": experiment["test"],
         "alternative": experiment["alternative"],
         "correction": experiment["correction"],
+        "subsets": experiment["query_subsets"],
+        "query_counts": experiment["query_counts"],
         "selection": "cv" if getattr(wildcards, "table", "table") == "table_cv" else "best",
     }
     return json.dumps(spec, sort_keys=True)
@@ -150,5 +194,27 @@ def report_inputs(wildcards):
     return [path for name in IRGRID["_experiments"] for paths in experiment_outputs(name).values() for path in paths]
 
 
+def phrase_weight_files():
+    """For every phrase model (p, pu, pm) of every experiment: its phrases and weights, per query set."""
+    return sorted({
+        f"results/{cell.collection}/phrases/{cell.analyzer}/{cell.queryset}/{cell.model}.tsv"
+        for name in IRGRID["_experiments"]
+        for cell in experiment_cells(IRGRID, name)
+        if cell.family in PHRASE_FAMILIES
+    })
+
+
+def phrase_weight_points(wildcards):
+    """The model's grid points on that query set (the weight settings the file shows)."""
+    points = {
+        cell.params
+        for name in IRGRID["_experiments"]
+        for cell in experiment_cells(IRGRID, name)
+        if (cell.collection, cell.analyzer, cell.queryset, cell.model)
+        == (wildcards.collection, wildcards.analyzer, wildcards.queryset, wildcards.model)
+    }
+    return sorted(points)
+
+
 def get_final_output():
-    return report_inputs(None) + ["results/report.html"]
+    return report_inputs(None) + phrase_weight_files() + ["results/report.html"]

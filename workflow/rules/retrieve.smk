@@ -65,3 +65,22 @@ rule trec_run:
     shell:
         "irgrid export-trec --run {input:q} --tag {wildcards.model}"
         " --out {output:q} 2> {log:q}"
+
+
+# Each query's phrases, their statistics and weights under a phrase model (the why of its scores).
+rule phrase_weights:
+    input:
+        index="results/{collection}/index/{analyzer}",
+        topics="results/{collection}/topics/{queryset}.parquet",
+    output:
+        "results/{collection}/phrases/{analyzer}/{queryset}/{model}.tsv",
+    log:
+        "logs/{collection}/phrases/{analyzer}/{queryset}/{model}.log",
+    params:
+        family=family_of_model,
+        points=phrase_weight_points,
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid phrase-weights --index {input.index:q} --topics {input.topics:q} --family {params.family}"
+        " --params {params.points:q} --out {output:q} 2> {log:q}"

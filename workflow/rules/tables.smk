@@ -7,7 +7,7 @@
 
 rule table:
     input:
-        experiment_evaluations,
+        experiment_table_inputs,
     output:
         multiext("results/tables/{experiment}/{table}", ".md", ".tex", ".html", ".csv"),
     log:

@@ -24,6 +24,16 @@
 ``alnum``
     Maximal runs of Unicode letters and digits (``[^\\W_]+``); everything else
     separates tokens.
+
+``cjk``
+    For Chinese (and Japanese/Korean) text indexed as characters, the phrase paper's
+    Chinese setting: the text is NFKC-normalised first (full-width ``ＮＢＡ２０１０``
+    becomes ``NBA2010``, compatibility ideographs their unified forms); then every Han
+    ideograph, kana and Hangul syllable is a token of its own, maximal runs of other
+    letters and digits are words (``NBA``, ``2010``), and punctuation, symbols and
+    spaces (full-width ``，。？「」`` included) separate tokens and are dropped.
+    Traditional and Simplified characters are different tokens: a collection and its
+    queries are indexed in the script they are written in.
 """
 
 from __future__ import annotations
@@ -151,7 +161,23 @@ def alnum_tokenize(text: str) -> list[str]:
     return _ALNUM_RE.findall(text)
 
 
+# Han (unified, extensions, compatibility), Hiragana, Katakana, Hangul syllables: one token per character.
+_CJK_CHARS = (
+    "\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
+    "\uf900-\ufaff\U00020000-\U0003134f"
+)
+_CJK_RE = re.compile(f"[{_CJK_CHARS}]|(?:(?![{_CJK_CHARS}])[^\\W_])+")
+
+
+def cjk_tokenize(text: str) -> list[str]:
+    """CJK characters one token each, other letter/digit runs as words, after NFKC (see the module docstring)."""
+    if not text:
+        return []
+    return _CJK_RE.findall(unicodedata.normalize("NFKC", text))
+
+
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
     "lucene": lucene_tokenize,
     "alnum": alnum_tokenize,
+    "cjk": cjk_tokenize,
 }
