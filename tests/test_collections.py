@@ -102,8 +102,9 @@ def load_collection(registry, collection_id):
 # --- the registry ------------------------------------------------------------------------------
 
 def test_registry_has_the_six_collections(registry):
-    assert sorted(registry) == sorted(MANIFEST_COUNTS)
-    for spec in registry.values():
+    # the six classic collections, each with the MANIFEST's files; other entries (drcd) have tests of their own
+    assert set(MANIFEST_COUNTS) <= set(registry)
+    for spec in (registry[collection_id] for collection_id in MANIFEST_COUNTS):
         assert set(spec.files.values()) <= set(spec.sha256) == set(spec.url)
         for name, digest in spec.sha256.items():
             assert digest == MANIFEST_SHA256[name]

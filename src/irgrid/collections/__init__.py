@@ -11,8 +11,8 @@ Typical use (what the Snakemake rules do)::
 
 Reader modules, one per layout: :mod:`.smart` (SMART/Glasgow ``.I``/``.T``/``.W`` records),
 :mod:`.npl` (``/``-terminated NPL records), :mod:`.qrels` (line-per-judgement qrels),
-:mod:`.trec` (TREC SGML documents and topics), :mod:`.local` (JSONL/TSV), :mod:`.irds`
-(ir_datasets).
+:mod:`.trec` (TREC SGML documents and topics), :mod:`.local` (JSONL/TSV), :mod:`.squad`
+(SQuAD-format reading-comprehension JSON: paragraphs as documents), :mod:`.irds` (ir_datasets).
 """
 
 from __future__ import annotations

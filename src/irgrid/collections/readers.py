@@ -1,6 +1,8 @@
 """Format dispatch: a collection's documents, queries and qrels as records, whatever the layout.
 
-``files`` is what :func:`irgrid.collections.resolve_files` returned (role -> local path).
+``files`` is what :func:`irgrid.collections.resolve_files` returned (role -> local path). Each
+format reads its files by role: ``docs``, ``queries`` and ``qrels``, except ``squad``, which
+reads every role's file for all three (see :mod:`.squad`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ def _path(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> Path:
                           "pass the result of resolve_files(spec)") from None
 
 
+def _all_paths(spec: CollectionSpec, files: Mapping[str, Path]) -> dict[str, Path]:
+    """Every role's local path, in the registry's ``files`` order (SQuAD: every file is read)."""
+    return {role: _path(spec, files, role) for role in spec.files}
+
+
 def iter_documents(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Document]:
     """The collection's documents in source order."""
     fmt = spec.format
@@ -29,6 +36,10 @@ def iter_documents(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[
         from .irds import iter_irds_documents
 
         return iter_irds_documents(spec.irds_id)
+    if fmt == "squad":
+        from .squad import iter_squad_documents
+
+        return iter_squad_documents(_all_paths(spec, files), spec.encoding)
     path = _path(spec, files, "docs")
     if fmt == "smart":
         from .smart import iter_smart_documents
@@ -54,6 +65,10 @@ def iter_queries(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qu
         from .irds import iter_irds_queries
 
         return iter_irds_queries(spec.irds_id)
+    if fmt == "squad":
+        from .squad import iter_squad_queries
+
+        return iter_squad_queries(_all_paths(spec, files), spec.encoding)
     path = _path(spec, files, "queries")
     if fmt == "smart":
         from .smart import iter_smart_queries
@@ -79,6 +94,10 @@ def iter_qrels(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qrel
         from .irds import iter_irds_qrels
 
         return iter_irds_qrels(spec.irds_id, spec.relevance)
+    if layout == "squad":
+        from .squad import iter_squad_qrels
+
+        return iter_squad_qrels(_all_paths(spec, files), spec.relevance, spec.encoding)
     path = _path(spec, files, "qrels")
     from .qrels import iter_trec_qrels, qrels_reader
 

@@ -20,16 +20,18 @@ import yaml
 
 from ..errors import ConfigError
 
-FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets")
-QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets")
-QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets")
+FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad")
+QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad")
+QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets", "squad")
 
 # What each documents format implies for topics and qrels when the entry does not say.
 _DEFAULT_QUERIES_FORMAT = {fmt: fmt for fmt in FORMATS}
-_DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "trec", "ir_datasets": "ir_datasets"}
+_DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "trec", "ir_datasets": "ir_datasets",
+                         "squad": "squad"}
 
 # Query sets when the entry names none. None as the field list means "every field of the
-# query in source order".
+# query in source order". SQuAD files have one query set per file, named by its role (see
+# CollectionSpec.from_dict).
 _DEFAULT_QUERYSETS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "smart": {"text": ("W",)},
     "npl": {"text": ("text",)},
@@ -90,6 +92,13 @@ class CollectionSpec:
         if fmt == "ir_datasets":
             if not entry.get("irds_id"):
                 raise ConfigError(f"{where}: format 'ir_datasets' needs 'irds_id' (an ir_datasets dataset id)")
+        elif fmt == "squad":
+            # Every file is a SQuAD JSON file holding documents, queries and qrels alike.
+            if not files:
+                raise ConfigError(f"{where}: format 'squad' needs 'files' naming one or more SQuAD JSON files")
+            if len(set(files.values())) != len(files):
+                raise ConfigError(f"{where}: format 'squad' reads every file as documents and queries, so a file "
+                                  f"may be listed under one role only; files: {files}")
         elif "docs" not in files:
             raise ConfigError(f"{where}: 'files' must name the 'docs' file")
 
@@ -97,11 +106,16 @@ class CollectionSpec:
         if queries_format not in QUERIES_FORMATS:
             raise ConfigError(f"{where}: queries_format must be one of {list(QUERIES_FORMATS)}, not {queries_format!r}")
         qrels_format = entry.get("qrels_format") or _DEFAULT_QRELS_FORMAT.get(fmt, "")
-        if "qrels" in files or fmt == "ir_datasets":
+        if "qrels" in files or fmt in ("ir_datasets", "squad"):
             if qrels_format not in QRELS_FORMATS:
                 raise ConfigError(f"{where}: qrels_format must be one of {list(QRELS_FORMATS)}, not {qrels_format!r}")
         if (queries_format == "ir_datasets" or qrels_format == "ir_datasets") and fmt != "ir_datasets":
             raise ConfigError(f"{where}: queries_format/qrels_format 'ir_datasets' need format 'ir_datasets'")
+        # SQuAD files hold documents, questions and judgements together, and every file of the
+        # entry is read as one: all three formats are squad or none is.
+        if not (fmt == queries_format == qrels_format == "squad") and "squad" in (fmt, queries_format, qrels_format):
+            raise ConfigError(f"{where}: format, queries_format and qrels_format must all be 'squad' if one is "
+                              f"(found {fmt!r}, {queries_format!r}, {qrels_format!r})")
 
         query_id = entry.get("query_id", "record")
         if query_id not in ("record", "position"):
@@ -130,6 +144,8 @@ class CollectionSpec:
                 if not names or not all(isinstance(n, str) for n in names):
                     raise ConfigError(f"{where}: query set {name!r} must list one or more field names")
                 querysets[str(name)] = tuple(names)
+        elif queries_format == "squad":
+            querysets = {role: (role,) for role in files}
         else:
             querysets = dict(_DEFAULT_QUERYSETS[queries_format])
 

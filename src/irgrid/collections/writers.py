@@ -105,12 +105,28 @@ def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.
             os.unlink(temp_name)
 
 
+def in_queryset(fields: Mapping[str, str], names: tuple[str, ...] | None) -> bool:
+    """Whether a query with ``fields`` belongs to a query set of fields ``names``.
+
+    It does unless it has none of the named fields at all (absent, not merely empty): SQuAD
+    collections keep each file's questions in a field named after the file, so the query set
+    ``dev`` is the questions that have a ``dev`` field. None (every field) takes every query.
+    """
+    return names is None or any(name in fields for name in names)
+
+
 def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
                  out_path: str | os.PathLike) -> None:
-    """Write every query of ``queryset`` (judged or not) in source order: ``qid``, ``text``."""
-    spec.queryset_fields(queryset)  # fail before reading if the query set does not exist
+    """Write every query of ``queryset`` (judged or not) in source order: ``qid``, ``text``.
+
+    Queries with none of the set's fields are not in the set and are left out (see
+    :func:`in_queryset`); a query whose fields are present but empty is kept, with empty text.
+    """
+    names = spec.queryset_fields(queryset)  # fail before reading if the query set does not exist
     qids, texts = [], []
     for query in iter_queries(spec, files):
+        if not in_queryset(query.fields, names):
+            continue
         qids.append(query.qid)
         texts.append(query_text(spec, query, queryset))
     _write_table([qids, texts], TOPICS_SCHEMA, out_path)
