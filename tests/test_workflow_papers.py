@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from test_workflow import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
 
+from irgrid.phrases import has_phrase, phrase_words
+
 GJM = {
     "title": "Smoothing on ADI (test)",
     "collections": ["adi"],
@@ -59,6 +61,22 @@ ADM = {
     "folds": 3,
     "parameter_figures": ["window"],
 }
+PHRASES = {
+    "title": "Phrases on ADI (test)",
+    "collections": ["adi"],
+    "querysets": ["text+list", "text+pmi"],
+    "analyzer": "porter",
+    "models": {
+        "uni": {"family": "uni", "grid": {"mu": [500, 1000]}},
+        "pm": {"family": "pm", "grid": {"mu": 1000, "t1": [0.0, 0.2]}},
+    },
+    "baseline": "uni",
+    "table_measures": ["AP"],
+    "query_subsets": ["phrases"],
+    "query_counts": True,
+}
+# phrases of ADI's queries (documentation and retrieval), one of them twice and in other case
+PHRASE_LIST = "# test list\ninformation retrieval\nInformation Retrieval\n\nmachine translation\ncomputer science\n"
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +91,15 @@ def workdir(tmp_path_factory):
         "analyzers": {"porter": dict(ANALYZER), "porter_smart": {**ANALYZER, "stopwords": "smart"}},
         "measures": ["AP", "P@10"],
         "experiments": {"gjm": "config/experiments/gjm.yaml", "constraints": "config/experiments/constraints.yaml",
-                        "adm": "config/experiments/adm.yaml"},
+                        "adm": "config/experiments/adm.yaml", "phrases": "config/experiments/phrases.yaml"},
+        "phrases": {"list": "config/phrases.txt", "pmi_threshold": 2.0, "min_count": 2},
     }
     workdir = make_workdir(tmp_path_factory.mktemp("papers"), config, experiment={})
     write_yaml(GJM, workdir / "config" / "experiments" / "gjm.yaml")
     write_yaml(CONSTRAINTS, workdir / "config" / "experiments" / "constraints.yaml")
     write_yaml(ADM, workdir / "config" / "experiments" / "adm.yaml")
+    write_yaml(PHRASES, workdir / "config" / "experiments" / "phrases.yaml")
+    (workdir / "config" / "phrases.txt").write_text(PHRASE_LIST, encoding="utf-8")
     assert_ok(snakemake(workdir))
     return workdir
 
@@ -151,3 +172,26 @@ def test_term_dependence_rows_for_adjacent_and_parser_pairs(workdir):
         assert run["score"].notna().all()
     for suffix in ["svg", "png"]:
         assert (workdir / "results" / "figures" / "adm" / f"parameter-window.{suffix}").stat().st_size > 1000
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.xdist_group("papers")
+def test_phrase_query_sets_weights_files_and_subset_rows(workdir):
+    topics = workdir / "results" / "adi" / "topics"
+    listed = pd.read_parquet(topics / "text+list.parquet")
+    found = {phrase.lower() for phrases in listed["phrases"] for phrase in phrases}
+    assert found and found <= {"information retrieval", "machine translation", "computer science"}
+    pmi = pd.read_parquet(topics / "text+pmi.parquet")
+    assert pmi["qid"].tolist() == listed["qid"].tolist()
+    # adjacent word pairs as written in the query ("data-processing" is two words)
+    assert all(len(phrase_words(phrase)) == 2 for phrases in pmi["phrases"] for phrase in phrases)
+    # a weights file per phrase model and query set, one row per phrase or per query without one
+    weights = pd.read_csv(workdir / "results" / "adi" / "phrases" / "porter" / "text+list" / "pm.tsv", sep="\t")
+    assert set(weights["qid"].astype(str)) == set(listed["qid"])
+    assert [c for c in weights.columns if c.startswith("lambda")] == [
+        "lambda[t1=0,t2=0.4,lambda_max=0.9,pmi_threshold=1]", "lambda[t1=0.2,t2=0.4,lambda_max=0.9,pmi_threshold=1]"]
+    with_phrase = sum(has_phrase(phrases) for phrases in listed["phrases"])
+    table = (workdir / "results" / "tables" / "phrases" / "table.md").read_text()
+    assert f"text+list, queries with a phrase; {with_phrase} queries" in table
+    assert f"text+list; {len(listed)} queries" in table
