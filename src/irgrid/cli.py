@@ -105,7 +105,8 @@ def cmd_retrieve(args) -> None:
     imported = time.perf_counter()
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
-    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads)
+    runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads,
+                         parses=args.parses)
     scored = time.perf_counter()
     for run, out in zip(runs, args.out):
         write_run(run, out)
@@ -114,6 +115,34 @@ def cmd_retrieve(args) -> None:
     finished = time.perf_counter()
     log.info("scored %d queries x %d points in %.2fs (imports %.2fs, retrieval %.2fs, writing %.2fs)",
              len(topics), len(points), finished - started, imported - started, scored - imported, finished - scored)
+
+
+def cmd_judged_topics(args) -> None:
+    import pyarrow as pa
+
+    from .evaluate import read_qrels
+    from .io import write_parquet
+    from .retrieve import read_topics
+    from .sentences.protocol import judged_topics, mixed_qids
+
+    topics = judged_topics(read_topics(args.topics), read_qrels(args.qrels))
+    write_parquet(pa.Table.from_pandas(topics, preserve_index=False), args.out)
+    log.info("%d queries, %d with judgements, %d with a relevant and a non-relevant candidate, %d candidates",
+             len(topics), int((topics["candidates"].map(len) > 0).sum()), len(mixed_qids(topics)),
+             int(topics["candidates"].map(len).sum()))
+
+
+def cmd_parse_sentences(args) -> None:
+    from .sentences.parsing import parse_document_shards
+
+    spec, files = _collection(args)
+    carried = None
+    if spec.format == "trecqa":  # the format that comes with a parse of every sentence
+        from .sentences.trecqa import iter_trecqa_parses
+
+        carried = {key: parse for kind, key, parse in iter_trecqa_parses(files, spec.encoding) if kind == "document"}
+    kwargs = {"pipeline": args.pipeline} if args.pipeline else {}
+    parse_document_shards(args.docs, args.out, carried=carried, workers=args.workers, **kwargs)
 
 
 def cmd_phrase_weights(args) -> None:
@@ -285,8 +314,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trec", action="store_true", help="also write a TREC-format run next to each output")
     p.add_argument("--threads", type=int, default=1,
                    help="threads to score and rank on (models with a fused kernel: bm25, ql_dirichlet, kl_ml)")
+    p.add_argument("--parses", default=None,
+                   help="the collection's sentence parses (irgrid parse-sentences), for a model scoring parse-tree "
+                        "features (mrf_sentence)")
     p.add_argument("--out", nargs="+", required=True)
     p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("judged-topics", help="query set X+judged: X with each query's judged documents to re-rank")
+    p.add_argument("--topics", required=True)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_judged_topics)
+
+    p = sub.add_parser("parse-sentences", help="a dependency parse of every document (carried or spaCy), by shard")
+    collection_args(p)
+    p.add_argument("--docs", required=True, help="directory of document shards")
+    p.add_argument("--pipeline", default=None, help="spaCy pipeline package (default: the config's parser)")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--out", required=True, help="directory of parse shards")
+    p.set_defaults(func=cmd_parse_sentences)
 
     p = sub.add_parser("phrase-weights", help="each query's phrases, their statistics and weights under a phrase model")
     p.add_argument("--index", required=True)

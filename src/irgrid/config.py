@@ -136,6 +136,14 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for analyzer in experiment_analyzers(experiment):
             if analyzer not in config["analyzers"]:
                 raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
+        if "tuned" in experiment.get("tables", []) and not experiment.get("tune_on"):
+            raise ConfigError(f"{where}: a tuned table needs tune_on (query set -> the query set choosing its "
+                              "parameters, e.g. {test+judged: dev+judged})")
+        for queryset, other in experiment.get("tune_on", {}).items():
+            missing = [name for name in (queryset, other) if name not in (experiment.get("querysets") or [])]
+            if missing:
+                raise ConfigError(f"{where}: tune_on names query set {missing[0]!r}, which is not in its querysets "
+                                  f"{experiment.get('querysets')}")
         if experiment["baseline"] not in experiment["models"]:
             raise ConfigError(
                 f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}"
@@ -193,8 +201,9 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
 
 
 #: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),
-#: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases)
-DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter")
+#: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases);
+#: X+judged (each query re-ranks its judged documents, irgrid.sentences.protocol)
+DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged")
 
 
 def base_queryset(name: str) -> str:

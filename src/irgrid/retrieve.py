@@ -7,6 +7,10 @@ read and P cheap vectorised passes.
 Ranking contract (docs/architecture.md): candidates are the documents that
 contain at least one query term (as in Lucene/Anserini); ranks are by score,
 descending, ties broken by docno ascending; at most ``depth`` per query.
+Topics with a ``candidates`` column (a list of docnos per query: the re-ranking
+protocol of answer-sentence selection, :data:`CANDIDATES_COLUMN`) rank exactly
+those documents instead, each one, also those without a query term (scored as a
+document where no query term matched).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ RUN_SCHEMA = pa.schema(
     ]
 )
 RUN_COLUMNS = [field.name for field in RUN_SCHEMA]
+#: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
+CANDIDATES_COLUMN = "candidates"
 
 
 def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
@@ -131,6 +137,8 @@ class PreparedQuerySet(Sequence):
         # per query: what a count-matrix model keeps between grid points (its counts, a unigram part per mu)
         self._query_caches: dict[int, QueryCache] = {}
         self._cache_bytes = [0]
+        #: per query, the docids it re-ranks (topics with a candidates column), or None: rank the collection
+        self.allowed: list[np.ndarray] | None = None
 
     # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
     # and making an array the size of the postings costs more than scoring a BM25 point.
@@ -219,6 +227,26 @@ def feature_counts(query: PreparedQuery) -> np.ndarray:
     return counts
 
 
+def feature_values(query: PreparedQuery) -> list[dict[str, np.ndarray] | None]:
+    """Each feature's values (``QueryFeature.values``) in each candidate: per feature, name -> array, 0 where absent.
+
+    None for a feature without values (a single term).
+    """
+    out: list[dict[str, np.ndarray] | None] = []
+    for term, slots in zip(query.terms, query.slots):
+        values = getattr(term, "values", None)
+        if values is None:
+            out.append(None)
+            continue
+        row = {}
+        for name, per_posting in values.items():
+            array = np.zeros(len(query.candidates), dtype=np.float64)
+            array[slots] = per_posting
+            row[name] = array
+        out.append(row)
+    return out
+
+
 class Scorer:
     """Holds an open index and scores prepared queries for any model and parameters."""
 
@@ -241,27 +269,55 @@ class Scorer:
         self.stats = CollectionStatistics.from_index(index)
 
     def prepare(self, topics: pd.DataFrame, model: RetrievalModel | None = None,
-                points: Iterable[Mapping[str, float]] = ()) -> PreparedQuerySet:
+                points: Iterable[Mapping[str, float]] = (), parses=None) -> PreparedQuerySet:
         """Analyse every query and read the postings of all their terms in one pass.
 
         Each distinct term's postings are read once, however many queries hold it.
         For a model scoring query features (``model.uses_features``: SDM, bigram and
         dependence models), each query is compiled into its features for all of
         ``points`` (:func:`irgrid.features.prepare.compile_query_set`) and every
-        window's postings are counted once, then shared by every point.
+        window's postings are counted once, then shared by every point (a model
+        scoring parse-tree features takes them from ``parses``).  Topics with a
+        ``candidates`` column are re-ranked: each query ranks its own candidates only.
         """
         if model is not None and model.uses_features:
             from .features.prepare import compile_query_set
 
-            qids, per_query = compile_query_set(self.index, topics, model, list(points) or [model.check_point({})])
-            return self._flatten(qids, per_query)
-        queries = analyse_queries(self.index, topics)
-        postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
-        per_query = [
-            [dataclasses.replace(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in terms]
-            for terms in queries.values()
-        ]
-        return self._flatten(list(queries), per_query)
+            qids, per_query = compile_query_set(self.index, topics, model, list(points) or [model.check_point({})],
+                                                parses=parses)
+            prepared = self._flatten(qids, per_query)
+        else:
+            queries = analyse_queries(self.index, topics)
+            postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
+            per_query = [
+                [dataclasses.replace(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in terms]
+                for terms in queries.values()
+            ]
+            prepared = self._flatten(list(queries), per_query)
+        if CANDIDATES_COLUMN in topics.columns:
+            prepared.allowed = self._allowed_docids(topics, prepared.qids)
+        return prepared
+
+    def _allowed_docids(self, topics: pd.DataFrame, qids: list[str]) -> list[np.ndarray]:
+        """Each query's candidates (docnos of the topics' ``candidates`` column) as sorted docids.
+
+        A docno the index does not hold is left out (qrels often judge documents a collection
+        lacks); a query with no candidate ranks nothing.
+        """
+        docid_of = self.docid_lookup()
+        by_qid = {str(qid): listed for qid, listed in zip(topics["qid"], topics[CANDIDATES_COLUMN])}
+        allowed = []
+        for qid in qids:
+            listed = by_qid.get(qid)
+            found = [docid_of[d] for d in (list(listed) if listed is not None else []) if d in docid_of]
+            allowed.append(np.unique(np.asarray(found, dtype=np.int32)))
+        return allowed
+
+    def docid_lookup(self) -> dict[str, int]:
+        """docno -> docid, made on first use."""
+        if getattr(self, "_docid_of", None) is None:
+            self._docid_of = {str(docno): docid for docid, docno in enumerate(self.docnos)}
+        return self._docid_of
 
     def _flatten(self, qids: list[str], per_query: list[list[QueryTerm]]) -> PreparedQuerySet:
         """The queries' terms (or features) with their postings laid out in flat arrays."""
@@ -284,8 +340,9 @@ class Scorer:
     def score(self, model: RetrievalModel, query: PreparedQuery, point: Mapping[str, float]) -> np.ndarray:
         """Scores of one query's candidates (aligned with ``query.candidates``)."""
         if model.scores_candidates:
+            extra = {"values": feature_values(query)} if model.uses_parses else {}
             return model.candidate_scores(query.terms, feature_counts(query), self.doc_lengths[query.candidates],
-                                          self.doc_unique_terms[query.candidates], self.stats, point)
+                                          self.doc_unique_terms[query.candidates], self.stats, point, **extra)
         scores = np.zeros(len(query.candidates), dtype=np.float64)
         for term, slots in zip(query.terms, query.slots):
             contribution = model.term_scores(
@@ -318,8 +375,12 @@ class Scorer:
                 # the view (each term's slots) is made only when the counts are not kept from an earlier point
                 counts = cache.get_or_make("counts", lambda: feature_counts(queries[q]))  # noqa: B023 (called here)
                 lengths = queries.candidate_lengths[queries.candidate_offsets[q]:queries.candidate_offsets[q + 1]]
+                extra = {}
+                if model.uses_parses:
+                    # kept beside the counts for every point (not in the byte-budgeted cache: a list of dicts)
+                    extra["values"] = cache.setdefault("values", feature_values(queries[q]))
                 scores.append(model.candidate_scores(queries.query_terms(q), counts, lengths, None, self.stats, point,
-                                                     cache))
+                                                     cache, **extra))
             return np.concatenate(scores)
         contributions = np.empty(queries.num_postings, dtype=np.float64)
         offsets = queries.term_offsets
@@ -369,6 +430,12 @@ class Scorer:
         from .ranking import score_and_rank, top_k
 
         last = len(queries) if last is None else last
+        if getattr(queries, "allowed", None) is not None:
+            rankings = [self.rank_candidates(model, queries, q, point, depth) for q in range(first, last)]
+            offsets = np.zeros(last - first + 1, dtype=np.int64)
+            np.cumsum([len(docids) for docids, _ in rankings], out=offsets[1:])
+            docids = np.concatenate([d for d, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
+            return docids, np.concatenate([s for _, s in rankings] + [np.zeros(0, np.float64)]), offsets
         if model.kernel:
             params, term_constants, term_weights, query_constants, query_lengths, weights = queries.kernel_inputs(
                 model, self.stats, point)
@@ -409,6 +476,23 @@ class Scorer:
         docids = np.concatenate([docids for docids, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
         scores = np.concatenate([scores for _, scores in rankings] + [np.zeros(0, np.float64)])
         return docids, scores, offsets
+
+    def rank_candidates(self, model: RetrievalModel, queries: PreparedQuerySet, q: int, point: Mapping[str, float],
+                        depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """Query ``q`` re-ranking its own candidates (``queries.allowed[q]``): every one ranked, top ``depth``.
+
+        Its candidates without a query term are appended to the documents with one, so the
+        model scores them as documents where nothing matched (their length still counts in a
+        language model's score), then all are ranked by score desc, docno asc.
+        """
+        query = queries[q]
+        allowed = queries.allowed[q]
+        missing = np.setdiff1d(allowed, query.candidates, assume_unique=True)
+        extended = PreparedQuery(query.qid, query.terms, np.concatenate([query.candidates, missing]).astype(np.int32),
+                                 query.slots)
+        scores = self.score(model, extended, point)
+        keep = np.isin(extended.candidates, allowed)
+        return self.rank(dataclasses.replace(extended, candidates=extended.candidates[keep]), scores[keep], depth)
 
     def run_table(
         self,
@@ -474,16 +558,23 @@ def retrieve_grid(
     depth: int = 1000,
     as_arrow: bool = False,
     threads: int = 1,
+    parses=None,
 ) -> list[pd.DataFrame] | list[pa.Table]:
     """Runs of one model family for each parameter point, from one postings read.
 
     ``as_arrow``: Arrow tables (what :func:`write_run` writes without conversion)
-    instead of DataFrames.  ``threads``: see :class:`Scorer`.
+    instead of DataFrames.  ``threads``: see :class:`Scorer`.  ``parses``: the
+    collection's sentence parses (a path, or :class:`irgrid.sentences.features.SentenceParses`),
+    read only for a model that scores parse-tree features.
     """
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     scorer = Scorer(index, threads=threads)
-    queries = scorer.prepare(topics, model, checked)
+    if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        from .sentences.features import SentenceParses
+
+        parses = SentenceParses.load(parses, index)
+    queries = scorer.prepare(topics, model, checked, parses=parses)
     if as_arrow:
         return [scorer.run_table(model, queries, point, depth) for point in checked]
     return [scorer.run(model, queries, point, depth) for point in checked]

@@ -14,7 +14,7 @@ import html
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +33,8 @@ class TableSpec:
     ``selection`` is ``best`` (each model at its best grid point over all
     queries: an oracle that overstates every model) or ``cv`` (the point chosen
     by k-fold cross-validation over queries, each query scored by the point
-    chosen on the other folds). ``correction`` adjusts, per row and measure, the
+    chosen on the other folds) or ``tuned`` (the point best on another query set,
+    ``tune_on``: parameters chosen on a development set, reported on a test set). ``correction`` adjusts, per row and measure, the
     p-values of the models compared with the baseline (holm, bonferroni, bh).
     """
 
@@ -55,19 +56,28 @@ class TableSpec:
     subsets: Sequence[str] = ()
     #: show each row's number of queries in its label
     query_counts: bool = False
+    #: selection ``tuned``: query set -> the query set whose evaluations choose its parameters
+    #: (``{test: dev}``: every model at its best point on dev, reported on test; rows: the keys)
+    tune_on: dict[str, str] = field(default_factory=dict)
 
 
 #: query subsets a table can show: name -> (row label, which queries of a topics table belong to it)
-QUERY_SUBSETS = {"phrases": "queries with a phrase"}
+QUERY_SUBSETS = {"phrases": "queries with a phrase",
+                 "mixed": "questions with a positive and a negative candidate"}
 
 
 def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
-    """The qids of ``topics`` in ``subset``: ``phrases``, those with a phrase of two or more words.
+    """The qids of ``topics`` in ``subset``: ``phrases``, those with a phrase of two or more words;
+    ``mixed``, those with a relevant and a non-relevant candidate (query sets ``X+judged``).
 
-    (A query set without identified phrases, without a ``phrases`` column, has none.)
+    (A query set without identified phrases, or without judged candidates, has none.)
     """
     if subset not in QUERY_SUBSETS:
         raise ValueError(f"unknown query subset {subset!r}; known: {sorted(QUERY_SUBSETS)}")
+    if subset == "mixed":
+        from .sentences.protocol import mixed_qids
+
+        return mixed_qids(topics)
     from .phrases import has_phrase
 
     if "phrases" not in topics.columns:
@@ -140,8 +150,18 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec,
     queries), means and tests over the subset's queries only.
     """
     rows = []
-    for (collection, queryset), row_values in evaluations.groupby(["collection", "queryset"], sort=False):
-        chosen = _chosen_points(row_values, spec, collection, queryset)
+    by_row = dict(tuple(evaluations.groupby(["collection", "queryset"], sort=False)))
+    for (collection, queryset), row_values in by_row.items():
+        if spec.selection == "tuned":
+            if queryset not in spec.tune_on:
+                continue
+            tuning = by_row.get((collection, spec.tune_on[queryset]))
+            if tuning is None:
+                raise ValueError(f"{collection}/{queryset}: parameters are chosen on query set "
+                                 f"{spec.tune_on[queryset]!r}, which has no evaluations")
+            chosen = _tuned_points(row_values, tuning, spec, collection, queryset)
+        else:
+            chosen = _chosen_points(row_values, spec, collection, queryset)
         rows.extend(_measure_rows(chosen, spec, collection, queryset, None))
         for subset, qids in (subsets or {}).get((collection, queryset), {}).items():
             if qids:
@@ -160,6 +180,21 @@ def _chosen_points(row_values: pd.DataFrame, spec: TableSpec, collection: str, q
             chosen[model] = select_point(values, spec)
         except ValueError as error:
             raise ValueError(f"{collection}/{queryset}, model {model!r}: {error}") from None
+    return chosen
+
+
+def _tuned_points(row_values: pd.DataFrame, tuning: pd.DataFrame, spec: TableSpec, collection: str, queryset: str
+                  ) -> dict[str, tuple[str, pd.DataFrame]]:
+    """Each model at its best point on the tuning query set, with its values on this one."""
+    best = replace(spec, selection="best")
+    chosen: dict[str, tuple[str, pd.DataFrame]] = {}
+    for model in spec.models:
+        params, _ = _chosen_points(tuning, best, collection, spec.tune_on[queryset])[model]
+        values = row_values[(row_values["model"] == model) & (row_values["params"] == params)]
+        if values.empty:
+            raise ValueError(f"{collection}/{queryset}, model {model!r}: no evaluation at {params}, "
+                             f"the point chosen on {spec.tune_on[queryset]!r}")
+        chosen[model] = (params, values[["qid", "measure", "value"]])
     return chosen
 
 
@@ -261,6 +296,9 @@ def _legend(spec: TableSpec, mark: str) -> str:
     """What the numbers are and what the mark means, in words."""
     if spec.selection == "cv":
         chosen = f"each model at the parameters chosen by {spec.folds}-fold cross-validation over queries (by {spec.select_by})"
+    elif spec.selection == "tuned":
+        tuned = ", ".join(f"{queryset} on {other}" for queryset, other in spec.tune_on.items())
+        chosen = f"each model at its best parameter point by {spec.select_by} on another query set ({tuned})"
     else:
         chosen = f"each model at its best parameter point by {spec.select_by} (best run: an oracle choice)"
     correction = "" if spec.correction == "none" else f", {spec.correction.capitalize()}-corrected over the models"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..errors import ConfigError
 from ..models.base import CollectionStatistics, QueryFeature, RetrievalModel
 from .query import AnalyzedQuery, CompiledFeature, Feature, term
 from .windows import many_window_postings
@@ -45,7 +46,7 @@ class FeatureStatistics:
 
 
 def compile_query_set(
-    index, topics: pd.DataFrame, model: RetrievalModel, points: Iterable[Mapping[str, float]],
+    index, topics: pd.DataFrame, model: RetrievalModel, points: Iterable[Mapping[str, float]], parses=None,
 ) -> tuple[list[str], list[list[QueryFeature]]]:
     """``(qids, features of each query)``, each feature with its df, cf and postings.
 
@@ -54,7 +55,9 @@ def compile_query_set(
     window of present terms that never matches is kept, with no postings: the
     model scores its absence (Indri's 1 / (2|C|) background for a window never
     seen).  Within a query, features keep the order the model compiled them in,
-    which fixes the summation order of a score.
+    which fixes the summation order of a score.  A model that ``uses_parses`` gets each
+    feature's values in the documents' parse trees from ``parses``
+    (:class:`irgrid.sentences.features.SentenceParses`), once per query set.
     """
     points = list(points)
     queries = analyzed_queries(index.analyzer, topics)
@@ -78,8 +81,14 @@ def compile_query_set(
         df, cf = present[word]
         statistics[term(word)] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
     collection = CollectionStatistics.from_index(index)
-    return [query.qid for query in queries], [model.annotate(_query_features(features, statistics), collection)
-                                              for features in compiled]
+    per_query = [model.annotate(_query_features(features, statistics), collection) for features in compiled]
+    if model.uses_parses:
+        if parses is None:
+            raise ConfigError(f"model {model.name!r} scores parse-tree features: it needs the collection's "
+                              "sentence parses (irgrid retrieve --parses; the workflow passes them for a sentence "
+                              "collection)")
+        per_query = [model.document_values(features, parses) for features in per_query]
+    return [query.qid for query in queries], per_query
 
 
 def _query_features(features: list[CompiledFeature], statistics: Mapping[Feature, FeatureStatistics]

@@ -17,14 +17,15 @@ from .lm import (
     smoothed_probabilities,
 )
 from .phrase import FixedPhraseWeight, PhraseInseparability, PhraseModel, PhrasesOnly, UnigramWords
-from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation
+from .sentence import SentenceMRF
+from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation, WordCount
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     model.name: model
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
                   BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF, EvolvedScheme,
                   SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence,
-                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability)
+                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability, SentenceMRF, WordCount)
 }
 
 
@@ -59,6 +60,7 @@ __all__ = [
     "PivotedNormalisation",
     "FixedPhraseWeight",
     "UnigramWords",
+    "WordCount",
     "QLAbsoluteDiscounting",
     "QLDirichlet",
     "QLGJM1",
@@ -67,6 +69,7 @@ __all__ = [
     "QLTwoStage",
     "QueryFeature",
     "QueryTerm",
+    "SentenceMRF",
     "SequentialDependence",
     "RetrievalModel",
     "SmoothedQueryLikelihood",

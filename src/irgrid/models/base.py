@@ -95,6 +95,9 @@ class QueryFeature(QueryTerm):
     group: str = ""
     group_size: int = 1
     annotation: object = None
+    #: values of the feature in each document of its postings beside the counts (name -> array aligned
+    #: with ``docids``; the sentence model: where the feature's terms sit in the sentence's parse tree)
+    values: object = None
 
 
 class RetrievalModel:
@@ -118,6 +121,9 @@ class RetrievalModel:
     #: True for a feature model that scores each query from the matrix of its features'
     #: counts in its candidates (:meth:`candidate_scores`) rather than per posting
     scores_candidates: ClassVar[bool] = False
+    #: True for a feature model whose features carry values from the documents' dependency parses
+    #: (:class:`irgrid.models.sentence.SentenceMRF`): its query set is prepared with the collection's parses
+    uses_parses: ClassVar[bool] = False
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -198,6 +204,9 @@ class RetrievalModel:
 
     def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point, cache=None) -> np.ndarray:
         """Scores of a query's candidates from ``counts`` (features x candidates): ``scores_candidates`` models.
+
+        A model that ``uses_parses`` also takes ``values``: per feature, its values (name -> array)
+        aligned with the candidates (:func:`irgrid.retrieve.feature_values`).
 
         ``cache`` (a ``retrieve.QueryCache`` or None) keeps arrays that do not depend on every
         parameter between the points of a grid; the numbers are the same with or without it.

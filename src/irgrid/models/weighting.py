@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
 from .formulas import BM25_KERNEL, as_float_array, bm25_part_array
 
@@ -254,3 +255,26 @@ class EvolvedScheme(RetrievalModel):
         local = tf / (tf + point["k"] + point["c"] * ratio ** point["p"])
         cf, df = float(term.cf), float(term.df)
         return local * math.sqrt(cf ** 3 * stats.num_docs / df ** 4)
+
+
+class WordCount(RetrievalModel):
+    """Word overlap: the answer-selection baselines "word count" and "weighted word count".
+
+    score(Q, D) = sum_{t in Q and D} qtf          (idf = 0)
+    score(Q, D) = sum_{t in Q and D} qtf ln(N/df) (idf = 1)
+
+    i.e. the number of the question's (non-stop) words that occur in the candidate, each
+    weighted by its idf in the second form (Yih et al., ACL 2013, Table 3's "Word Cnt" and
+    "Wgt Word Cnt"; the idf here is the index's, over the pooled sentences).  How often the
+    word occurs in the candidate does not count.
+    """
+
+    name = "word_count"
+    description = "word overlap: question words present in the candidate, optionally idf-weighted"
+    parameters = (Parameter("idf", 0.0, 0.0, 1.0, "1: weight each word by ln(N/df) (weighted word count); 0: count"),)
+
+    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
+        if point["idf"] not in (0.0, 1.0):
+            raise ConfigError(f"model {self.name!r}: parameter idf={point['idf']:g} must be 0 or 1")
+        weight = np.log(stats.num_docs / float(term.df)) if point["idf"] == 1.0 else 1.0
+        return np.full(len(term.docids), weight, dtype=np.float64)
