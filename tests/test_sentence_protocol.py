@@ -45,7 +45,6 @@ def _cells(tmp_path, values):
 
 def test_tuned_table_reports_test_at_the_point_best_on_dev(tmp_path):
     dev = {"d1": 0, "d2": 0}
-    test = {"t1": 0, "t2": 0}
     values = {
         ("dev", "m", "x~1"): dict.fromkeys(dev, 0.6), ("dev", "m", "x~2"): dict.fromkeys(dev, 0.4),
         ("test", "m", "x~1"): {"t1": 0.2, "t2": 0.3}, ("test", "m", "x~2"): {"t1": 0.9, "t2": 0.8},
