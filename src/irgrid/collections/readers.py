@@ -1,8 +1,9 @@
 """Format dispatch: a collection's documents, queries and qrels as records, whatever the layout.
 
 ``files`` is what :func:`irgrid.collections.resolve_files` returned (role -> local path). Each
-format reads its files by role: ``docs``, ``queries`` and ``qrels``, except ``squad``, which
-reads every role's file for all three (see :mod:`.squad`).
+format reads its files by role: ``docs``, ``queries`` and ``qrels``, except ``squad``,
+``trecqa`` and ``answer_tsv``, which read every role's file for all three (see :mod:`.squad`,
+:mod:`irgrid.sentences.trecqa`, :mod:`irgrid.sentences.answer_tsv`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def _all_paths(spec: CollectionSpec, files: Mapping[str, Path]) -> dict[str, Pat
     return {role: _path(spec, files, role) for role in spec.files}
 
 
+def _columns(spec: CollectionSpec) -> dict[str, str] | None:
+    """answer_tsv: the registry's column names (None: the defaults)."""
+    return dict(spec.columns) or None
+
+
 def iter_documents(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Document]:
     """The collection's documents in source order."""
     fmt = spec.format
@@ -40,6 +46,14 @@ def iter_documents(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[
         from .squad import iter_squad_documents
 
         return iter_squad_documents(_all_paths(spec, files), spec.encoding)
+    if fmt == "trecqa":
+        from ..sentences.trecqa import iter_trecqa_documents
+
+        return iter_trecqa_documents(_all_paths(spec, files), spec.encoding)
+    if fmt == "answer_tsv":
+        from ..sentences.answer_tsv import iter_answer_tsv_documents
+
+        return iter_answer_tsv_documents(_all_paths(spec, files), spec.encoding, _columns(spec))
     path = _path(spec, files, "docs")
     if fmt == "smart":
         from .smart import iter_smart_documents
@@ -69,6 +83,14 @@ def iter_queries(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qu
         from .squad import iter_squad_queries
 
         return iter_squad_queries(_all_paths(spec, files), spec.encoding)
+    if fmt == "trecqa":
+        from ..sentences.trecqa import iter_trecqa_queries
+
+        return iter_trecqa_queries(_all_paths(spec, files), spec.encoding)
+    if fmt == "answer_tsv":
+        from ..sentences.answer_tsv import iter_answer_tsv_queries
+
+        return iter_answer_tsv_queries(_all_paths(spec, files), spec.encoding, _columns(spec))
     path = _path(spec, files, "queries")
     if fmt == "smart":
         from .smart import iter_smart_queries
@@ -98,6 +120,14 @@ def iter_qrels(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qrel
         from .squad import iter_squad_qrels
 
         return iter_squad_qrels(_all_paths(spec, files), spec.relevance, spec.encoding)
+    if layout == "trecqa":
+        from ..sentences.trecqa import iter_trecqa_qrels
+
+        return iter_trecqa_qrels(_all_paths(spec, files), spec.relevance, spec.encoding)
+    if layout == "answer_tsv":
+        from ..sentences.answer_tsv import iter_answer_tsv_qrels
+
+        return iter_answer_tsv_qrels(_all_paths(spec, files), spec.relevance, spec.encoding, _columns(spec))
     path = _path(spec, files, "qrels")
     from .qrels import iter_trec_qrels, qrels_reader
 

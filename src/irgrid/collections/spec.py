@@ -20,18 +20,23 @@ import yaml
 
 from ..errors import ConfigError
 
-FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad")
-QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad")
-QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets", "squad")
+FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv")
+QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv")
+QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets", "squad", "trecqa", "answer_tsv")
+# Formats whose every file holds documents, queries and qrels together (read by role, each
+# role's questions a query set): format, queries_format and qrels_format are all the same one.
+BUNDLED_FORMATS = ("squad", "trecqa", "answer_tsv")
+# answer_tsv: what is read -> header name (WikiQA's), overridden by the entry's ``columns``.
+ANSWER_TSV_COLUMNS = {"qid": "QuestionID", "question": "Question", "sentence": "Sentence", "label": "Label"}
 
 # What each documents format implies for topics and qrels when the entry does not say.
 _DEFAULT_QUERIES_FORMAT = {fmt: fmt for fmt in FORMATS}
 _DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "trec", "ir_datasets": "ir_datasets",
-                         "squad": "squad"}
+                         **{fmt: fmt for fmt in BUNDLED_FORMATS}}
 
 # Query sets when the entry names none. None as the field list means "every field of the
-# query in source order". SQuAD files have one query set per file, named by its role (see
-# CollectionSpec.from_dict).
+# query in source order". SQuAD, TrecQA and answer-TSV files have one query set per file,
+# named by its role (see CollectionSpec.from_dict).
 _DEFAULT_QUERYSETS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "smart": {"text": ("W",)},
     "npl": {"text": ("text",)},
@@ -53,7 +58,8 @@ class CollectionSpec:
 
     ``doc_fields`` / a query set's field list of ``None`` mean "every field of the record,
     in source order". ``relevance`` maps raw judgement values to graded ones; empty means
-    identity.
+    identity. ``columns`` (answer_tsv only, else empty): what is read (qid, question,
+    sentence, label) -> its header name, defaults filled in.
     """
 
     id: str
@@ -73,11 +79,15 @@ class CollectionSpec:
     docno_field: str | None = None
     qid_field: str | None = None
     description: str = ""
+    columns: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data: a rule param, so editing an entry reruns what reads it."""
         data = dataclasses.asdict(self)
         data["relevance"] = {str(raw): graded for raw, graded in self.relevance.items()}
+        if not self.columns:
+            # Left out when unused, so the params of entries written before it existed are unchanged.
+            del data["columns"]
         return data
 
     @classmethod
@@ -92,12 +102,12 @@ class CollectionSpec:
         if fmt == "ir_datasets":
             if not entry.get("irds_id"):
                 raise ConfigError(f"{where}: format 'ir_datasets' needs 'irds_id' (an ir_datasets dataset id)")
-        elif fmt == "squad":
-            # Every file is a SQuAD JSON file holding documents, queries and qrels alike.
+        elif fmt in BUNDLED_FORMATS:
+            # Every file holds documents, queries and qrels alike (SQuAD JSON, TrecQA, answer TSV).
             if not files:
-                raise ConfigError(f"{where}: format 'squad' needs 'files' naming one or more SQuAD JSON files")
+                raise ConfigError(f"{where}: format {fmt!r} needs 'files' naming one or more files (role -> file)")
             if len(set(files.values())) != len(files):
-                raise ConfigError(f"{where}: format 'squad' reads every file as documents and queries, so a file "
+                raise ConfigError(f"{where}: format {fmt!r} reads every file as documents and queries, so a file "
                                   f"may be listed under one role only; files: {files}")
         elif "docs" not in files:
             raise ConfigError(f"{where}: 'files' must name the 'docs' file")
@@ -106,16 +116,31 @@ class CollectionSpec:
         if queries_format not in QUERIES_FORMATS:
             raise ConfigError(f"{where}: queries_format must be one of {list(QUERIES_FORMATS)}, not {queries_format!r}")
         qrels_format = entry.get("qrels_format") or _DEFAULT_QRELS_FORMAT.get(fmt, "")
-        if "qrels" in files or fmt in ("ir_datasets", "squad"):
+        if "qrels" in files or fmt == "ir_datasets" or fmt in BUNDLED_FORMATS:
             if qrels_format not in QRELS_FORMATS:
                 raise ConfigError(f"{where}: qrels_format must be one of {list(QRELS_FORMATS)}, not {qrels_format!r}")
         if (queries_format == "ir_datasets" or qrels_format == "ir_datasets") and fmt != "ir_datasets":
             raise ConfigError(f"{where}: queries_format/qrels_format 'ir_datasets' need format 'ir_datasets'")
-        # SQuAD files hold documents, questions and judgements together, and every file of the
-        # entry is read as one: all three formats are squad or none is.
-        if not (fmt == queries_format == qrels_format == "squad") and "squad" in (fmt, queries_format, qrels_format):
-            raise ConfigError(f"{where}: format, queries_format and qrels_format must all be 'squad' if one is "
+        # SQuAD, TrecQA and answer-TSV files hold documents, questions and judgements together,
+        # and every file of the entry is read as one: all three formats are that one or none is.
+        bundled = [name for name in (fmt, queries_format, qrels_format) if name in BUNDLED_FORMATS]
+        if bundled and not fmt == queries_format == qrels_format:
+            raise ConfigError(f"{where}: format, queries_format and qrels_format must all be {bundled[0]!r} if one is "
                               f"(found {fmt!r}, {queries_format!r}, {qrels_format!r})")
+
+        columns: dict[str, str] = {}
+        if fmt == "answer_tsv":
+            given = entry.get("columns") or {}
+            if not isinstance(given, Mapping):
+                raise ConfigError(f"{where}: columns maps {sorted(ANSWER_TSV_COLUMNS)} to header names, not {given!r}")
+            unknown = sorted(set(given) - set(ANSWER_TSV_COLUMNS))
+            if unknown:
+                raise ConfigError(f"{where}: columns names {sorted(ANSWER_TSV_COLUMNS)} only, not {unknown}")
+            columns = {**ANSWER_TSV_COLUMNS, **{str(k): str(v) for k, v in given.items()}}
+            if len(set(columns.values())) != len(columns):
+                raise ConfigError(f"{where}: columns must name four different header columns; found {columns}")
+        elif entry.get("columns"):
+            raise ConfigError(f"{where}: 'columns' applies to format 'answer_tsv' only, not {fmt!r}")
 
         query_id = entry.get("query_id", "record")
         if query_id not in ("record", "position"):
@@ -144,7 +169,7 @@ class CollectionSpec:
                 if not names or not all(isinstance(n, str) for n in names):
                     raise ConfigError(f"{where}: query set {name!r} must list one or more field names")
                 querysets[str(name)] = tuple(names)
-        elif queries_format == "squad":
+        elif queries_format in BUNDLED_FORMATS:
             querysets = {role: (role,) for role in files}
         else:
             querysets = dict(_DEFAULT_QUERYSETS[queries_format])
@@ -175,6 +200,7 @@ class CollectionSpec:
             docno_field=entry.get("docno_field"),
             qid_field=entry.get("qid_field"),
             description=str(entry.get("description") or ""),
+            columns=columns,
         )
 
     def file_for(self, role: str) -> str:
