@@ -178,8 +178,8 @@ def test_rerank_query_without_candidates_ranks_nothing():
 
 def test_word_count_counts_question_words_present():
     index = TinyIndex({"a": ["x", "y", "y"], "b": ["x", "z"], "c": ["w"]})
-    scores = run(index, None, "x y q", {"idf": 0}, family="word_count")
-    assert scores == {"a": 2.0, "b": 1.0}  # y counted once however often it occurs in a
+    scores = run(index, None, "x y q y", {"idf": 0}, family="word_count")
+    assert scores == {"a": 2.0, "b": 1.0}  # y counted once however often it occurs in a or in the question
     weighted = run(index, None, "x y", {"idf": 1}, family="word_count")
     assert weighted["a"] == pytest.approx(math.log(3 / 2) + math.log(3 / 1))
 

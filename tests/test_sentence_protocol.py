@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import pytest
 
-from irgrid.evaluate import write_evaluation
+from irgrid.evaluate import RunEvaluator, write_evaluation
+from irgrid.retrieve import retrieve_grid
+from irgrid.sentences.features import SentenceParses
 from irgrid.sentences.protocol import judged_topics, mixed_qids
+from irgrid.sentences.trecqa import iter_trecqa_documents, iter_trecqa_parses, iter_trecqa_qrels
 from irgrid.tables import TableSpec, load_cells, subset_qids, summarise
+from tiny_index import TinyIndex
 
 
 def test_judged_topics_list_each_questions_candidates_sorted_and_count_its_relevant_ones():
@@ -68,3 +74,56 @@ def test_tuned_table_names_a_missing_tuning_set(tmp_path):
                      tune_on={"test": "dev"})
     with pytest.raises(ValueError, match="'dev', which has no evaluations"):
         summarise(load_cells(_cells(tmp_path, values)), spec)
+
+
+# -- ties must not leak the labels: a TrecQA question whose candidates all tie --------------------
+
+def _trecqa_file(path, candidates):
+    """One question, ``candidates`` ((kind, text) in file order), heads a chain onto the first token."""
+    def element(kind, text):
+        tokens = text.split()
+        heads = ["0"] + ["1"] * (len(tokens) - 1)
+        return "\n".join([f"<{kind}>", "\t".join(tokens), "\t".join(["NN"] * len(tokens)),
+                          "\t".join(["DEP"] * len(tokens)), "\t".join(heads), "\t".join(["-"] * len(tokens)),
+                          f"</{kind}>"])
+    body = [element("question", "alpha beta ?")] + [element(kind, text) for kind, text in candidates]
+    path.write_text("\n".join(["<QApairs id='1'>", *body, "</QApairs>"]) + "\n", encoding="utf-8")
+    return path
+
+
+def _average_precision(ranked_labels):
+    hits, total = 0, 0.0
+    for rank, relevant in enumerate(ranked_labels, start=1):
+        if relevant:
+            hits += 1
+            total += hits / rank
+    return total / max(1, sum(ranked_labels))
+
+
+@pytest.mark.parametrize("family,point", [("word_count", {"idf": 0}), ("tfidf", {}), ("kl_ml", {"mu": 10}),
+                                          ("mrf_sentence", {"lambda_sr": 0.5})])
+def test_tied_candidates_rank_the_same_whichever_order_the_file_lists_them(tmp_path, family, point):
+    # every candidate holds both question words once and has the same length: all tie under every model
+    texts = [f"alpha beta filler{i}" for i in range(10)]
+    listings = {"positives first": [("positive", t) for t in texts[:3]] + [("negative", t) for t in texts[3:]],
+                "positives last": [("negative", t) for t in texts[3:]] + [("positive", t) for t in texts[:3]]}
+    average_precision = {}
+    for name, candidates in listings.items():
+        files = {"test": _trecqa_file(tmp_path / f"{name}.xml", candidates)}
+        documents = {d.docno: d.fields["sentence"].split() for d in iter_trecqa_documents(files)}
+        index = TinyIndex(documents)
+        parses = SentenceParses({key: parse for kind, key, parse in iter_trecqa_parses(files) if kind == "document"},
+                                index.docnos, index.analyzer)
+        qrels = pd.DataFrame([(q.qid, q.docno, q.relevance) for q in iter_trecqa_qrels(files)],
+                             columns=["qid", "docno", "relevance"])
+        topics = judged_topics(pd.DataFrame({"qid": ["1"], "text": ["alpha beta"]}), qrels)
+        [run] = retrieve_grid(index, topics, family, [point], parses=parses)
+        assert run["score"].nunique() == 1  # the premise: every candidate ties
+        per_query = RunEvaluator(qrels, ["AP"]).evaluate(run)
+        average_precision[name] = float(per_query["value"].iloc[0])
+        # ties are broken by docno, the hash of the text: worked out here from the texts alone
+        by_docno = sorted(texts, key=lambda t: "s" + hashlib.sha1(t.encode()).hexdigest()[:16])
+        expected = _average_precision([t in texts[:3] for t in by_docno])
+        assert average_precision[name] == pytest.approx(expected)
+    assert average_precision["positives first"] == average_precision["positives last"]
+    assert average_precision["positives first"] < 1.0  # ids in file order would have given 1.0

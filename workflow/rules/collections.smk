@@ -87,3 +87,42 @@ rule phrase_topics:
     shell:
         "irgrid phrase-topics --topics {input.topics:q} --method {wildcards.method} --options {params.options:q}"
         " {params.extra} --out {output:q} 2> {log:q}"
+
+
+# Query set X+judged: X with each query's judged documents, which its runs re-rank instead of
+# ranking the collection (answer-sentence selection; irgrid.sentences.protocol).
+rule judged_topics:
+    input:
+        topics="results/{collection}/topics/{queryset}.parquet",
+        qrels="results/{collection}/qrels.parquet",
+    output:
+        "results/{collection}/topics/{queryset}+judged.parquet",
+    wildcard_constraints:
+        queryset="[^/+]+",
+    log:
+        "logs/{collection}/topics/{queryset}+judged.log",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid judged-topics --topics {input.topics:q} --qrels {input.qrels:q} --out {output:q} 2> {log:q}"
+
+
+# A dependency parse of every document of a sentence collection: the one the data carries
+# (TrecQA), else spaCy's (irgrid.sentences.parsing), shard by shard, made once per collection.
+rule parse_sentences:
+    input:
+        "results/{collection}/docs",
+    output:
+        directory("results/{collection}/parses"),
+    log:
+        "logs/{collection}/parses.log",
+    params:
+        entry=collection_entry,
+        source=collection_source_args(),
+        pipeline=config["parser"],
+    threads: 2
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid parse-sentences {params.source} --collection {wildcards.collection} --docs {input:q}"
+        " --pipeline {params.pipeline:q} --workers {threads} --out {output:q} 2> {log:q}"

@@ -9,6 +9,7 @@ from snakemake.utils import validate
 
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
+from irgrid.models import get_model
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -33,7 +34,7 @@ wildcard_constraints:
     params="[^/]+",
     experiment="[^/]+",
     parameter="[A-Za-z0-9_]+",
-    table="table|table_cv",
+    table="table|table_cv|table_tuned",
 
 
 def collection_entry(wildcards):
@@ -84,6 +85,29 @@ def phrase_topics_arguments(wildcards):
 
 def family_of_model(wildcards):
     return model_family(IRGRID, wildcards.model)
+
+
+def parses_path(collection, family):
+    """The collection's sentence parses where the model family scores parse-tree features, else None."""
+    return f"results/{collection}/parses" if get_model(family).uses_parses else None
+
+
+def parses_argument(collection, family):
+    path = parses_path(collection, family)
+    return f"--parses {path}" if path else ""
+
+
+def retrieval_inputs(collection, analyzer, queryset, family):
+    inputs = {"index": f"results/{collection}/index/{analyzer}",
+              "topics": f"results/{collection}/topics/{queryset}.parquet"}
+    parses = parses_path(collection, family)
+    if parses:
+        inputs["parses"] = parses
+    return inputs
+
+
+def cell_inputs(wildcards):
+    return retrieval_inputs(wildcards.collection, wildcards.analyzer, wildcards.queryset, family_of_model(wildcards))
 
 
 def experiment_evaluations(wildcards):
@@ -157,7 +181,8 @@ def experiment_table_spec(wildcards):
         "correction": experiment["correction"],
         "subsets": experiment["query_subsets"],
         "query_counts": experiment["query_counts"],
-        "selection": "cv" if getattr(wildcards, "table", "table") == "table_cv" else "best",
+        "selection": TABLE_SELECTIONS[getattr(wildcards, "table", "table")],
+        "tune_on": experiment["tune_on"],
     }
     return json.dumps(spec, sort_keys=True)
 
@@ -174,7 +199,8 @@ def experiment_selection_spec(wildcards):
     return json.dumps(spec, sort_keys=True)
 
 
-TABLE_STEMS = {"best": "table", "cv": "table_cv"}
+TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
+TABLE_SELECTIONS = {stem: selection for selection, stem in TABLE_STEMS.items()}
 FIGURES = ["by_method", "sensitivity"]
 
 

@@ -6,29 +6,59 @@
 # chunk reruns when one of its files is missing or its points change, and no other chunk does.
 
 
+# A chunk of a parse-tree model (mrf_sentence) also reads the collection's sentence parses. It is a
+# rule of its own form rather than an option of every command: a rule's command is looked up when
+# its job runs (not per loop iteration), and a changed command would rerun every other chunk.
 for chunk in RETRIEVAL_CHUNKS:
 
-    rule:
-        name:
-            chunk.rule_name("retrieve")
-        input:
-            index=f"results/{chunk.collection}/index/{chunk.analyzer}",
-            topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
-        output:
-            chunk.run_paths,
-        log:
-            chunk.log_path("runs"),
-        params:
-            family=chunk.family,
-            points=list(chunk.params),
-            depth=config["retrieval"]["depth"],
-        threads: 1  # more with --set-threads: the fused kernels split the query set across threads
-        conda:
-            "../envs/irgrid.yaml"
-        shell:
-            "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
-            " --family {params.family} --params {params.points:q} --depth {params.depth}"
-            " --threads {threads} --out {output:q} 2> {log:q}"
+    if not parses_path(chunk.collection, chunk.family):
+
+        rule:
+            name:
+                chunk.rule_name("retrieve")
+            input:
+                index=f"results/{chunk.collection}/index/{chunk.analyzer}",
+                topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
+            output:
+                chunk.run_paths,
+            log:
+                chunk.log_path("runs"),
+            params:
+                family=chunk.family,
+                points=list(chunk.params),
+                depth=config["retrieval"]["depth"],
+            threads: 1  # more with --set-threads: the fused kernels split the query set across threads
+            conda:
+                "../envs/irgrid.yaml"
+            shell:
+                "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
+                " --family {params.family} --params {params.points:q} --depth {params.depth}"
+                " --threads {threads} --out {output:q} 2> {log:q}"
+
+    else:
+
+        rule:
+            name:
+                chunk.rule_name("retrieve")
+            input:
+                index=f"results/{chunk.collection}/index/{chunk.analyzer}",
+                topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
+                parses=parses_path(chunk.collection, chunk.family),
+            output:
+                chunk.run_paths,
+            log:
+                chunk.log_path("runs"),
+            params:
+                family=chunk.family,
+                points=list(chunk.params),
+                depth=config["retrieval"]["depth"],
+            threads: 1
+            conda:
+                "../envs/irgrid.yaml"
+            shell:
+                "irgrid retrieve --index {input.index:q} --topics {input.topics:q} --parses {input.parses:q}"
+                " --family {params.family} --params {params.points:q} --depth {params.depth}"
+                " --threads {threads} --out {output:q} 2> {log:q}"
 
 
 # A cell outside the config (a model of the config at any point, asked for by its path) is one job
@@ -36,8 +66,7 @@ for chunk in RETRIEVAL_CHUNKS:
 # wildcards when two can make a file.
 rule retrieve:
     input:
-        index="results/{collection}/index/{analyzer}",
-        topics="results/{collection}/topics/{queryset}.parquet",
+        unpack(cell_inputs),
     output:
         "results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.parquet",
     log:
@@ -45,12 +74,13 @@ rule retrieve:
     params:
         family=family_of_model,
         depth=config["retrieval"]["depth"],
+        parses=lambda wildcards: parses_argument(wildcards.collection, family_of_model(wildcards)),
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
         " --family {params.family} --params {wildcards.params} --depth {params.depth}"
-        " --out {output:q} 2> {log:q}"
+        " {params.parses} --out {output:q} 2> {log:q}"
 
 
 rule trec_run:

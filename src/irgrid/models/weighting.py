@@ -260,13 +260,14 @@ class EvolvedScheme(RetrievalModel):
 class WordCount(RetrievalModel):
     """Word overlap: the answer-selection baselines "word count" and "weighted word count".
 
-    score(Q, D) = sum_{t in Q and D} qtf          (idf = 0)
-    score(Q, D) = sum_{t in Q and D} qtf ln(N/df) (idf = 1)
+    score(Q, D) = |{t in Q and D}|                 (idf = 0)
+    score(Q, D) = sum_{t in Q and D} ln(N/df)      (idf = 1)
 
-    i.e. the number of the question's (non-stop) words that occur in the candidate, each
-    weighted by its idf in the second form (Yih et al., ACL 2013, Table 3's "Word Cnt" and
-    "Wgt Word Cnt"; the idf here is the index's, over the pooled sentences).  How often the
-    word occurs in the candidate does not count.
+    i.e. the number of distinct question (non-stop) words that occur in the candidate, each
+    weighted by its idf in the second form (Yih et al., ACL 2013, Section 6.2's "Word Cnt" and
+    "Wgt Word Cnt", as castorini's implementation counts them: the intersection of the two word
+    sets; the idf here is the index's, over the pooled sentences).  How often a word occurs in
+    the question or the candidate does not count.
     """
 
     name = "word_count"
@@ -278,3 +279,6 @@ class WordCount(RetrievalModel):
             raise ConfigError(f"model {self.name!r}: parameter idf={point['idf']:g} must be 0 or 1")
         weight = np.log(stats.num_docs / float(term.df)) if point["idf"] == 1.0 else 1.0
         return np.full(len(term.docids), weight, dtype=np.float64)
+
+    def term_weight(self, term, point):
+        return 1.0  # a word counts once however often the question repeats it
