@@ -195,3 +195,20 @@ def test_scorer_paths_agree_for_the_sentence_model():
     together = scorer.score_all(model, queries, point)
     apart = np.concatenate([scorer.score(model, queries[q], point) for q in range(len(queries))])
     assert np.array_equal(together, apart)
+
+
+def test_clique_statistics_by_label():
+    from irgrid.sentences.diagnostics import clique_statistics
+
+    index, parses = tiny()
+    topics = pd.DataFrame({"qid": ["q"], "text": ["gang members"]})
+    qrels = pd.DataFrame({"qid": ["q", "q", "q", "q"], "docno": ["d1", "d2", "d3", "d4"], "relevance": [1, 0, 0, 0]})
+    table = clique_statistics(index, topics, qrels, parses).set_index(["group", "relevant"])
+    # one contiguous group (gang members): connected in d1 only; closeness 1/4 (d1), 1/9 (d2), 1/6 (d4)
+    assert table.loc[("contiguous", 1), "cooccurrences"] == 1
+    assert table.loc[("contiguous", 1), "connected"] == 1.0
+    assert table.loc[("contiguous", 1), "closeness"] == pytest.approx(0.25)
+    assert table.loc[("contiguous", 0), "cooccurrences"] == 2
+    assert table.loc[("contiguous", 0), "connected"] == 0.0
+    assert table.loc[("contiguous", 0), "proximate"] == 1.0  # both within 2 links
+    assert table.loc[("contiguous", 0), "closeness"] == pytest.approx((1 / 9 + 1 / 6) / 2)

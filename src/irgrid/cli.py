@@ -145,6 +145,19 @@ def cmd_parse_sentences(args) -> None:
     parse_document_shards(args.docs, args.out, carried=carried, workers=args.workers, **kwargs)
 
 
+def cmd_sentence_cliques(args) -> None:
+    from .evaluate import read_qrels
+    from .index import IndexReader
+    from .retrieve import read_topics
+    from .sentences.diagnostics import clique_statistics
+    from .sentences.features import SentenceParses
+
+    index = IndexReader(args.index)
+    table = clique_statistics(index, read_topics(args.topics), read_qrels(args.qrels),
+                              SentenceParses.load(args.parses, index))
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
 def cmd_phrase_weights(args) -> None:
     from .grid import decode_point
     from .phrases.weights import write_phrase_weights
@@ -319,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "features (mrf_sentence)")
     p.add_argument("--out", nargs="+", required=True)
     p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("sentence-cliques", help="the tree values of the query-term groups in relevant and other "
+                                                "judged sentences (why mrf_sentence ranks as it does)")
+    p.add_argument("--index", required=True)
+    p.add_argument("--topics", required=True)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--parses", required=True)
+    p.set_defaults(func=cmd_sentence_cliques)
 
     p = sub.add_parser("judged-topics", help="query set X+judged: X with each query's judged documents to re-rank")
     p.add_argument("--topics", required=True)

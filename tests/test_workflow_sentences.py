@@ -1,0 +1,100 @@
+"""The sentence experiment end to end on a small answer-sentence TSV collection added by a registry entry alone.
+
+No mirror needed: the collection is written here. Its sentences carry no parse, so the workflow
+parses them with spaCy (the pipeline the set-up installs), builds the re-ranking query sets
+(X+judged), scores the MRF sentence model over the parse trees, and writes the tables tuned on dev
+with the rows over the "clean" questions. The numbers are checked in the unit tests; here the wiring is.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+from test_workflow import ANALYZER, assert_ok, make_workdir, snakemake, write_yaml
+
+from irgrid.sentences.parsing import read_parses
+
+HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
+# (question id, question, [(sentence, label)]): the answers are listed first, as WikiQA's files do
+QUESTIONS = {
+    "dev": [
+        ("D1", "who founded the gang crips", [("The Crips gang was founded by Raymond Washington in 1969 .", 1),
+                                               ("Gang members said the crips are violent .", 0),
+                                               ("Street gangs grew in Los Angeles .", 0)]),
+        ("D2", "where is the eiffel tower", [("The Eiffel Tower stands in Paris .", 1),
+                                             ("The tower was built for a fair .", 0),
+                                             ("Eiffel designed bridges too .", 0)]),
+        ("D3", "what do bees make", [("Bees make honey and wax .", 1), ("Honey is sweet .", 1)]),  # only positives
+    ],
+    "test": [
+        ("T1", "who wrote the play hamlet", [("William Shakespeare wrote the play Hamlet .", 1),
+                                             ("Hamlet is a prince of Denmark .", 0),
+                                             ("The play was staged in London .", 0)]),
+        ("T2", "when did the titanic sink", [("The Titanic sank in April 1912 .", 1),
+                                             ("The ship hit an iceberg .", 0),
+                                             ("Titanic films were made later .", 0)]),
+        ("T3", "what is the capital of peru", [("Lima is the capital of Peru .", 1),
+                                               ("Peru has mountains .", 0)]),
+        ("T4", "how tall is mount everest", [("Everest is in Nepal .", 0), ("Mountains are tall .", 0)]),  # no answer
+    ],
+}
+EXPERIMENT = {
+    "title": "Sentences on a mini QA set (test)",
+    "collections": ["mini_qa"],
+    "querysets": ["dev+judged", "test+judged", "dev", "test"],
+    "analyzer": "porter_smart",
+    "models": {
+        "kld": {"family": "kl_ml", "grid": {"mu": [10, 50]}},
+        "word_count": {"family": "word_count"},
+        "mrf_fdm": {"family": "mrf_sentence", "grid": {"alpha_i": 0.5, "lambda_sr": [0.1, 0.3], "lambda_pr": 0.1}},
+    },
+    "baseline": "kld",
+    "table_measures": ["AP", "RR", "P@1"],
+    "tables": ["tuned", "best"],
+    "tune_on": {"test+judged": "dev+judged", "test": "dev"},
+    "query_subsets": ["mixed"],
+    "query_counts": True,
+}
+
+
+@pytest.mark.slow
+def test_answer_tsv_collection_through_the_sentence_experiment(tmp_path):
+    pytest.importorskip("spacy")
+    data = tmp_path / "data"
+    data.mkdir()
+    for role, questions in QUESTIONS.items():
+        lines = [HEADER]
+        for qid, question, candidates in questions:
+            for i, (sentence, label) in enumerate(candidates):
+                lines.append(f"{qid}\t{question}\t{qid}-doc\ttitle\t{qid}-{i}\t{sentence}\t{label}\n")
+        (data / f"{role}.tsv").write_text("".join(lines), encoding="utf-8")
+    config = {
+        "registry": "config/collections.yaml",
+        "num_shards": 2,
+        "analyzers": {"porter_smart": {**ANALYZER, "stopwords": "smart"}},
+        "measures": ["AP", "RR", "P@1"],
+        "experiments": {"sentences": "config/experiments/sentences.yaml"},
+    }
+    workdir = make_workdir(tmp_path / "work", config, experiment={})
+    write_yaml(EXPERIMENT, workdir / "config" / "experiments" / "sentences.yaml")
+    registry = workdir / "config" / "collections.yaml"
+    entries = yaml.safe_load(registry.read_text(encoding="utf-8"))
+    # the registry entry is all a user adds
+    entries["mini_qa"] = {"format": "answer_tsv",
+                          "files": {"dev": str(data / "dev.tsv"), "test": str(data / "test.tsv")}}
+    write_yaml(entries, registry)
+    assert_ok(snakemake(workdir))
+
+    parses = read_parses(workdir / "results" / "mini_qa" / "parses")
+    assert len(parses) == sum(len(c) for qs in QUESTIONS.values() for _, _, c in qs)  # every sentence parsed once
+    judged = pd.read_parquet(workdir / "results" / "mini_qa" / "topics" / "test+judged.parquet").set_index("qid")
+    assert len(judged.loc["T1", "candidates"]) == 3 and judged.loc["T4", "relevant"] == 0
+    tuned = (workdir / "results" / "tables" / "sentences" / "table_tuned.md").read_text(encoding="utf-8")
+    assert "mini_qa (test+judged; 4 queries)" in tuned
+    assert "questions with a positive and a negative candidate; 3 queries" in tuned  # T1-T3, not T4
+    assert "dev+judged;" not in tuned  # the tuning set chooses, it is not a row
+    run = pd.read_parquet(next((workdir / "results" / "mini_qa" / "runs" / "porter_smart" / "test+judged" /
+                                "mrf_fdm").glob("*.parquet")))
+    assert set(run["qid"]) == {"T1", "T2", "T3", "T4"}
+    assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2, "T4": 2}  # every candidate ranked
