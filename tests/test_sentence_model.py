@@ -212,3 +212,16 @@ def test_clique_statistics_by_label():
     assert table.loc[("contiguous", 0), "connected"] == 0.0
     assert table.loc[("contiguous", 0), "proximate"] == 1.0  # both within 2 links
     assert table.loc[("contiguous", 0), "closeness"] == pytest.approx((1 / 9 + 1 / 6) / 2)
+
+
+def test_a_sentence_without_tokens_is_ranked_with_a_finite_score():
+    # TrecQA's reader keeps a candidate whose lines are empty as a document of no text: re-ranked, it
+    # is scored as a sentence where nothing matched (tf / |S| taken as 0), never NaN
+    sentences = dict(SENTENCES, d5=([], []))
+    index, parses = tiny(sentences)
+    topics = pd.DataFrame({"qid": ["q"], "text": ["gang members"], "candidates": [["d1", "d5"]]})
+    for family, point in (("mrf_sentence", {"lambda_sr": 0.5, "lambda_pr": 0.2}), ("kl_ml", {"mu": 10}),
+                          ("tfidf", {}), ("word_count", {})):
+        [ranked] = retrieve_grid(index, topics, family, [point], parses=parses)
+        assert list(ranked["docno"]) == ["d1", "d5"]
+        assert np.isfinite(ranked["score"]).all()

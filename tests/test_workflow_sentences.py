@@ -88,6 +88,9 @@ def test_answer_tsv_collection_through_the_sentence_experiment(tmp_path):
 
     parses = read_parses(workdir / "results" / "mini_qa" / "parses")
     assert len(parses) == sum(len(c) for qs in QUESTIONS.values() for _, _, c in qs)  # every sentence parsed once
+    query_parses = read_parses(workdir / "results" / "mini_qa" / "parses" / "queries.parquet")  # and every question
+    assert set(query_parses) == {qid for qs in QUESTIONS.values() for qid, _, _ in qs}
+    assert query_parses["T1"].tokens == ("who", "wrote", "the", "play", "hamlet")
     judged = pd.read_parquet(workdir / "results" / "mini_qa" / "topics" / "test+judged.parquet").set_index("qid")
     assert len(judged.loc["T1", "candidates"]) == 3 and judged.loc["T4", "relevant"] == 0
     tuned = (workdir / "results" / "tables" / "sentences" / "table_tuned.md").read_text(encoding="utf-8")

@@ -132,17 +132,30 @@ def cmd_judged_topics(args) -> None:
              int(topics["candidates"].map(len).sum()))
 
 
+#: the queries' parses, beside the documents' part-*.parquet in a collection's parses directory
+QUERY_PARSES = "queries.parquet"
+
+
 def cmd_parse_sentences(args) -> None:
-    from .sentences.parsing import parse_document_shards
+    import pandas as pd
+
+    from .collections.readers import iter_queries
+    from .sentences.parsing import parse_document_shards, parse_topic_sentences, write_parses
 
     spec, files = _collection(args)
-    carried = None
-    if spec.format == "trecqa":  # the format that comes with a parse of every sentence
+    carried = {"document": {}, "query": {}}
+    if spec.format == "trecqa":  # the format that comes with a parse of every sentence and question
         from .sentences.trecqa import iter_trecqa_parses
 
-        carried = {key: parse for kind, key, parse in iter_trecqa_parses(files, spec.encoding) if kind == "document"}
+        for kind, key, parse in iter_trecqa_parses(files, spec.encoding):
+            carried[kind][key] = parse
     kwargs = {"pipeline": args.pipeline} if args.pipeline else {}
-    parse_document_shards(args.docs, args.out, carried=carried, workers=args.workers, **kwargs)
+    parse_document_shards(args.docs, args.out, carried=carried["document"], workers=args.workers, **kwargs)
+    # every query of the collection (all its query sets), beside the documents' shards
+    queries = [(query.qid, " ".join(text for text in query.fields.values() if text))
+               for query in iter_queries(spec, files)]
+    topics = pd.DataFrame(queries, columns=["qid", "text"]).drop_duplicates("qid")
+    write_parses(parse_topic_sentences(topics, carried=carried["query"], **kwargs), Path(args.out) / QUERY_PARSES)
 
 
 def cmd_sentence_cliques(args) -> None:
