@@ -205,21 +205,11 @@ class ParseTree:
             raise ValueError("a group of no tokens")
         if m == 1:
             return _ONE_TOKEN
-        links, lcad, depth = self._links, self._lcad, self._depth
-        total = span = 0
-        top = depth[tokens[0]]
-        for i in range(m):
-            row_links, row_lcad = links[tokens[i]], lcad[tokens[i]]
-            for j in range(i + 1, m):
-                found = row_links[tokens[j]]
-                if found < 0:
-                    return ACROSS_TREES
-                total += found
-                if found > span:
-                    span = found
-                if row_lcad[tokens[j]] < top:
-                    top = row_lcad[tokens[j]]
-        depths = [depth[t] for t in tokens]
+        pairs = self._pairwise(tokens)
+        if pairs is None:
+            return ACROSS_TREES
+        total, span, top = pairs
+        depths = [self._depth[t] for t in tokens]
         distinct = set(tokens)
         heads = self.heads
         edges = sum(1 for t in distinct if heads[t] in distinct)
@@ -233,21 +223,31 @@ class ParseTree:
 
     def _key(self, tokens: Sequence[int]) -> tuple:
         """The order of :func:`clique_values`: (across trees, sum of links, height, sum of heights, sorted tokens)."""
-        links, lcad, depth = self._links, self._lcad, self._depth
+        pairs = self._pairwise(tokens)
+        if pairs is None:
+            return (1, 0, 0, 0, tuple(sorted(tokens)))
+        total, _, top = pairs
+        depths = [self._depth[t] for t in tokens]
+        return (0, total, max(depths) - top, sum(depths) - len(tokens) * top, tuple(sorted(tokens)))
+
+    def _pairwise(self, tokens: Sequence[int]) -> tuple[int, int, int] | None:
+        """(sum of links over the pairs, largest links, depth of the group's lca); None across trees."""
+        links, lcad = self._links, self._lcad
         m = len(tokens)
-        total = 0
-        top = depth[tokens[0]]
+        total = span = 0
+        top = self._depth[tokens[0]]
         for i in range(m):
             row_links, row_lcad = links[tokens[i]], lcad[tokens[i]]
             for j in range(i + 1, m):
                 found = row_links[tokens[j]]
                 if found < 0:
-                    return (1, 0, 0, 0, tuple(sorted(tokens)))
+                    return None
                 total += found
+                if found > span:
+                    span = found
                 if row_lcad[tokens[j]] < top:
                     top = row_lcad[tokens[j]]
-        depths = [depth[t] for t in tokens]
-        return (0, total, max(depths) - top, sum(depths) - m * top, tuple(sorted(tokens)))
+        return total, span, top
 
     def _best_python(self, candidates: Iterable[Sequence[int]]) -> tuple[int, ...]:
         return tuple(min(candidates, key=self._key))
