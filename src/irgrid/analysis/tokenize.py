@@ -5,8 +5,10 @@
     implements the word-break rules of Unicode UAX #29:
 
     * runs of letters and digits form a token (``abc123``, ``v2``; WB5, WB8-WB10);
-    * an apostrophe or period between two letters does not break (``don't``,
-      ``o'neil's``, ``u.s.a``; WB6/WB7 with MidLetter / MidNumLet / Single_Quote);
+    * an apostrophe, period or colon between two letters does not break (``don't``,
+      ``o'neil's``, ``u.s.a``, ``cpu:i``; WB6/WB7 with MidLetter / MidNumLet /
+      Single_Quote: the colon, U+00B7, U+0387, U+05F4, U+2027, U+FE13, U+FE55 and U+FF1A
+      are MidLetter);
     * a period, comma, semicolon or apostrophe between two digits does not break
       (``3.14``, ``1,000``; WB11/WB12 with MidNum / MidNumLet);
     * underscores (ExtendNumLet) join what they touch and are kept (``foo_bar``,
@@ -85,7 +87,8 @@ def _lucene_patterns() -> tuple[re.Pattern, re.Pattern]:
     """``(pattern, pattern_with_ideographs)`` for general Unicode text."""
     ext = _extend_class()
     apos = "'\u2019\uff07"
-    mid_letter = "." + apos  # MidLetter / MidNumLet / Single_Quote between letters
+    # MidLetter (UAX #29: the colon and its look-alikes) / MidNumLet / Single_Quote between letters
+    mid_letter = ".:\u00b7\u0387\u05f4\u2027\ufe13\ufe55\uff1a\u2018\ufe52\uff0e" + apos
     mid_num = ".,;" + apos  # MidNum / MidNumLet / Single_Quote between digits
 
     # Without ideographs: runs of letters/digits, each optionally followed by marks.
@@ -115,9 +118,9 @@ def _lucene_patterns() -> tuple[re.Pattern, re.Pattern]:
 # punctuation, keep all-alphanumeric chunks as they are, and run the full rules only
 # on the others.  Lookarounds never need to see past a chunk (the characters around
 # it are neither letters nor digits), so this equals the general pattern.
-_ASCII_CHUNK = re.compile(r"[A-Za-z0-9_.,;']+")
+_ASCII_CHUNK = re.compile(r"[A-Za-z0-9_.,;:']+")
 _ASCII_WORD = re.compile(
-    r"_*[A-Za-z0-9]+(?:(?:(?<=[A-Za-z])['.](?=[A-Za-z])|(?<=[0-9])[.,;'](?=[0-9])|_+(?=[A-Za-z0-9]))[A-Za-z0-9]+)*_*"
+    r"_*[A-Za-z0-9]+(?:(?:(?<=[A-Za-z])['.:](?=[A-Za-z])|(?<=[0-9])[.,;'](?=[0-9])|_+(?=[A-Za-z0-9]))[A-Za-z0-9]+)*_*"
 )
 
 

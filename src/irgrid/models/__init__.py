@@ -16,6 +16,7 @@ from .lm import (
     SmoothedQueryLikelihood,
     smoothed_probabilities,
 )
+from .lucene import BM25Lucene, QLLucene
 from .phrase import FixedPhraseWeight, PhraseInseparability, PhraseModel, PhrasesOnly, UnigramWords
 from .sentence import SentenceMRF
 from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation, WordCount
@@ -25,7 +26,8 @@ MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
                   BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF, EvolvedScheme,
                   SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence,
-                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability, SentenceMRF, WordCount)
+                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability, SentenceMRF, WordCount,
+                  BM25Lucene, QLLucene)
 }
 
 
@@ -42,6 +44,7 @@ def get_model(family: str) -> RetrievalModel:
 __all__ = [
     "AxiomaticDependence",
     "BM25",
+    "BM25Lucene",
     "BM25RSJ",
     "BigramLM",
     "ConceptUnigramLM",
@@ -63,6 +66,7 @@ __all__ = [
     "WordCount",
     "QLAbsoluteDiscounting",
     "QLDirichlet",
+    "QLLucene",
     "QLGJM1",
     "QLGJM2",
     "QLJelinekMercer",
