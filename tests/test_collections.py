@@ -108,7 +108,8 @@ def test_registry_has_the_six_collections(registry):
         assert set(spec.files.values()) <= set(spec.sha256) == set(spec.url)
         for name, digest in spec.sha256.items():
             assert digest == MANIFEST_SHA256[name]
-        assert set(spec.querysets) == {"text"}
+        assert "text" in spec.querysets
+    assert set(registry["cacm"].querysets) == {"text", "text_authors"}  # .W, and .W with the authors (.A)
     assert registry["cranfield"].relevance == CRANFIELD_GRADES
     assert registry["cranfield"].query_id == "position"
 

@@ -225,3 +225,25 @@ def test_a_sentence_without_tokens_is_ranked_with_a_finite_score():
         [ranked] = retrieve_grid(index, topics, family, [point], parses=parses)
         assert list(ranked["docno"]) == ["d1", "d5"]
         assert np.isfinite(ranked["score"]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=st.lists(st.lists(st.sampled_from("abcd"), min_size=0, max_size=8), min_size=1, max_size=8),
+       texts=st.lists(st.lists(st.sampled_from("abcdz"), min_size=1, max_size=4).map(" ".join), min_size=1,
+                      max_size=3),
+       depth=st.integers(1, 10), seed=st.integers(0, 10**6))
+def test_batch_run_equals_per_query_run_and_scores_are_finite(docs, texts, depth, seed):
+    # random sentences, each parsed as a chain (every token the head of the next), random docnos
+    docnos = [f"d{n:03d}" for n in np.random.default_rng(seed).permutation(len(docs))]
+    sentences = {docno: (tokens, ([0] + list(range(1, len(tokens))))[:len(tokens)]) for docno, tokens in zip(docnos, docs)}
+    index, parses = tiny(sentences)
+    model = get_model("mrf_sentence")
+    point = model.check_point({"lambda_sr": 0.3, "lambda_pr": 0.2, "beta_sr": 0.5})
+    scorer = Scorer(index)
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    prepared = scorer.prepare(topics, model, [point], parses=parses)
+    expected = scorer._run_per_query(model, list(prepared), point, depth)
+    got = scorer.run(model, prepared, point, depth)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True), check_exact=True,
+                                  check_dtype=False)
+    assert np.isfinite(got["score"]).all()
