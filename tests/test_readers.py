@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 import sys
 import types
 from collections import namedtuple
@@ -23,6 +25,7 @@ from irgrid.collections import (
     iter_queries,
     load_registry,
     query_text,
+    write_document_shards,
     write_topics,
 )
 from irgrid.collections.local import iter_local_documents, iter_local_queries
@@ -32,6 +35,7 @@ from irgrid.collections.smart import iter_smart_documents, iter_smart_queries
 from irgrid.collections.textio import iter_lines
 from irgrid.collections.trec import iter_trec_documents, iter_trec_topics
 from irgrid.errors import ConfigError, InputFormatError
+from irgrid.io import write_text
 
 
 def write(path: Path, text: str, newline: str = "\n") -> Path:
@@ -458,3 +462,51 @@ def test_registry_errors_name_the_problem(tmp_path):
         registry_with({**base, "format": "npl", "qrels_format": "npl", "query_id": "position"})
     with pytest.raises(ConfigError, match="irds_id"):
         registry_with({"format": "ir_datasets"})
+
+
+# --- silently wrong input made loud (BOM, repeated ids) and outputs others can read --------------
+
+def test_a_byte_order_mark_does_not_become_part_of_the_first_id(tmp_path):
+    docs = tmp_path / "docs.tsv"
+    docs.write_bytes("\ufeffd1\tfirst\nd2\tsecond\n".encode("utf-8"))
+    assert [d.docno for d in iter_local_documents(docs, "tsv")] == ["d1", "d2"]
+    queries = tmp_path / "queries.tsv"
+    queries.write_bytes("\ufeff1\tfirst query\n".encode("utf-8"))
+    assert [q.qid for q in iter_local_queries(queries, "tsv")] == ["1"]
+
+
+def _local_collection(tmp_path, docs_text, queries_text):
+    docs = write(tmp_path / "docs.tsv", docs_text)
+    queries = write(tmp_path / "queries.tsv", queries_text)
+    qrels = write(tmp_path / "qrels.txt", "1 0 d1 1\n")
+    spec = CollectionSpec.from_dict("mini", {"format": "tsv", "files": {"docs": "docs.tsv", "queries": "queries.tsv",
+                                                                        "qrels": "qrels.txt"}})
+    return spec, {"docs": docs, "queries": queries, "qrels": qrels}
+
+
+def test_a_repeated_query_id_is_an_error_naming_the_file(tmp_path):
+    spec, files = _local_collection(tmp_path, "d1\tone\n", "1\tfirst\n2\tsecond\n1\tagain\n")
+    with pytest.raises(InputFormatError, match=r"queries\.tsv.*query '1' twice"):
+        write_topics(spec, files, "text", tmp_path / "topics.parquet")
+    assert not (tmp_path / "topics.parquet").exists()
+
+
+def test_a_repeated_document_id_is_an_error_naming_the_file(tmp_path):
+    spec, files = _local_collection(tmp_path, "d1\tone\nd2\ttwo\nd1\tthree\n", "1\tfirst\n")
+    with pytest.raises(InputFormatError, match=r"docs\.tsv.*document 'd1' twice"):
+        write_document_shards(spec, files, tmp_path / "docs", 2)
+    assert not (tmp_path / "docs").exists()
+
+
+def test_results_are_readable_as_plain_files_are(tmp_path):
+    spec, files = _local_collection(tmp_path, "d1\tone\nd2\ttwo\n", "1\tfirst\n")
+    old = os.umask(0o022)
+    try:
+        write_document_shards(spec, files, tmp_path / "docs", 2)
+        write_topics(spec, files, "text", tmp_path / "topics.parquet")
+        write_text("x", tmp_path / "table.md")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "docs").stat().st_mode) == 0o755
+    for path in [*(tmp_path / "docs").glob("*.parquet"), tmp_path / "topics.parquet", tmp_path / "table.md"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io import publish_mode
 from .spec import PACKAGE_REPO_ROOT, CollectionSpec
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,7 @@ def _temp_path(directory: Path, name: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{Path(name).name}.", suffix=".part", dir=directory)
     os.close(handle)
+    publish_mode(temp_name)  # a downloaded collection file is readable by the group as a plain file would be
     return Path(temp_name)
 
 

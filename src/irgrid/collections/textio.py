@@ -51,7 +51,8 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[tup
     """Yield ``(line_no, text)`` for each line of ``path``, without its line ending.
 
     ``line_no`` is 1-based. Trailing ``\\r`` is removed as well as ``\\n`` so CRLF files
-    need no special handling downstream.
+    need no special handling downstream, and a byte-order mark at the start of the file
+    (editors on Windows write one) is dropped: kept, it would become part of the first id.
     """
     with open_binary(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
@@ -64,6 +65,8 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[tup
                     f"text encoded as {encoding} (set 'encoding' for this collection in the registry)",
                     found=repr(snippet),
                 ) from None
+            if line_no == 1 and text.startswith("\ufeff"):
+                text = text[1:]
             yield line_no, text.rstrip("\r\n")
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputFormatError
+from ..io import publish_mode, temporary_dir
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
 from .spec import CollectionSpec
 
@@ -53,9 +54,10 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     num_docs = sum(1 for _ in iter_documents(spec, files))
     bounds = shard_bounds(num_docs, num_shards)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    temp_dir = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    temp_dir = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
     try:
         documents = iter_documents(spec, files)
+        seen: set[str] = set()  # docnos: a repeated one would make two documents of one id in the index
         for index, (start, stop) in enumerate(bounds):
             with pq.ParquetWriter(temp_dir / shard_name(index), DOCS_SCHEMA) as writer:
                 docnos: list[str] = []
@@ -64,6 +66,11 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                     document = next(documents, None)
                     if document is None:
                         raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
+                    if document.docno in seen:
+                        raise InputFormatError(_source_of(spec, files, "docs"), None,
+                                               f"each document id once in collection {spec.id!r}",
+                                               found=f"document {document.docno!r} twice")
+                    seen.add(document.docno)
                     docnos.append(document.docno)
                     texts.append(document_text(spec, document))
                     if len(docnos) >= _BATCH_ROWS:
@@ -99,10 +106,18 @@ def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.
     os.close(handle)
     try:
         pq.write_table(pa.table(list(columns), schema=schema), temp_name)
+        publish_mode(temp_name)
         os.replace(temp_name, out_path)
     finally:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+
+
+def _source_of(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> str:
+    """The file (or files) a collection reads for ``role``, to name in an error."""
+    if role in files:
+        return str(files[role])
+    return ", ".join(str(path) for path in files.values()) or spec.id
 
 
 def in_queryset(fields: Mapping[str, str], names: tuple[str, ...] | None) -> bool:
@@ -124,9 +139,15 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
     """
     names = spec.queryset_fields(queryset)  # fail before reading if the query set does not exist
     qids, texts = [], []
+    seen: set[str] = set()
     for query in iter_queries(spec, files):
         if not in_queryset(query.fields, names):
             continue
+        if query.qid in seen:
+            # kept, the later query would silently replace the earlier one in every run
+            raise InputFormatError(_source_of(spec, files, "queries"), None, f"each query id once in query set "
+                                   f"{queryset!r} of collection {spec.id!r}", found=f"query {query.qid!r} twice")
+        seen.add(query.qid)
         qids.append(query.qid)
         texts.append(query_text(spec, query, queryset))
     _write_table([qids, texts], TOPICS_SCHEMA, out_path)

@@ -49,6 +49,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, InputFormatError
+from ..io import publish_mode, temporary_dir
 from ..parsing.pipeline import DEFAULT_PIPELINE, PYPI_MIRRORS, load_pipeline
 from .parse import ROOT, Parse, ParseError
 
@@ -217,6 +218,7 @@ def _write_table(table: pa.Table, path: Path) -> None:
     os.close(handle)
     try:
         pq.write_table(table, temp_name)
+        publish_mode(temp_name)
         os.replace(temp_name, path)
     finally:
         if os.path.exists(temp_name):
@@ -448,7 +450,7 @@ def parse_document_shards(docs_dir: str | os.PathLike, out_dir: str | os.PathLik
     import dask
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    tmp = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
     try:
         token = secrets.token_hex(6)
         tasks = [dask.delayed(_parse_shard, pure=False)(str(shard), str(tmp / shard.name), payload, pipeline,
