@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from irgrid.errors import ConfigError
-from irgrid.evaluate import evaluate_run, mean_values
+from irgrid.evaluate import RunEvaluator, evaluate_run, mean_values
 
 
 def run_frame(rows):
@@ -165,3 +165,16 @@ def test_evaluate_command_wants_one_out_per_run(tmp_path):
         cli.main(["evaluate", "--run", *map(str, runs), "--qrels", str(qrels), "--measures", '["AP"]',
                   "--out", *(str(tmp_path / f"{i}.parquet") for i in range(3))])
     assert not list(tmp_path.glob("[0-9].parquet"))  # nothing written before the mismatch was found
+
+
+def test_a_query_whose_rows_are_split_apart_is_evaluated_whole():
+    qrels = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "c", "x"], "relevance": [1, 1, 1]})
+    together = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": ["a", "b", "c", "x"], "rank": [1, 2, 3, 1],
+                             "score": [3.0, 2.0, 1.0, 1.0]})
+    split = together.iloc[[0, 3, 1, 2]].reset_index(drop=True)  # query 2's row between query 1's
+    evaluator = RunEvaluator(qrels, ["AP"])
+    expected = evaluator.evaluate(together).sort_values("qid").reset_index(drop=True)
+    got = evaluator.evaluate(split).sort_values("qid").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, expected)
+    # AP of query 1: relevant at ranks 1 and 3, (1/1 + 2/3) / 2
+    assert expected["value"].iloc[0] == pytest.approx((1 + 2 / 3) / 2)
