@@ -378,3 +378,55 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
                 "rename a collection, analyzer, query set or model so they differ in letters or digits"
             )
     return chunks
+
+
+# ------------------------------------------------------------------ subset runs
+
+def select_subset(config: Mapping[str, Any], experiments: Iterable[str] | None = None,
+                  collections: Iterable[str] | None = None) -> dict[str, Any]:
+    """The loaded ``config`` narrowed to some experiments and collections, for choosing a run's targets.
+
+    ``experiments``/``collections`` ``None`` keep all. Each kept experiment keeps only the chosen
+    collections it has; one left with none is dropped. Only what the run targets changes: grid
+    chunks, rules and their params are computed from the whole config (the Snakefile keeps both),
+    so a subset run makes the same files a full run would and a later full run redoes none of them.
+    An unknown name stops the run with the closest known name.
+    """
+    chosen_experiments = _known_names(experiments, config["_experiments"], "experiments_only", "experiment")
+    chosen_collections = _known_names(collections, config["_registry"], "collections_only", "collection")
+    subset = dict(config)
+    kept = {}
+    for name, experiment in config["_experiments"].items():
+        if chosen_experiments is not None and name not in chosen_experiments:
+            continue
+        if chosen_collections is not None:
+            narrowed = [c for c in experiment["collections"] if c in chosen_collections]
+            if not narrowed:
+                continue
+            experiment = {**experiment, "collections": narrowed}
+        kept[name] = experiment
+    if not kept:
+        raise ConfigError(
+            f"experiments_only={sorted(chosen_experiments) if chosen_experiments is not None else 'all'} and "
+            f"collections_only={sorted(chosen_collections) if chosen_collections is not None else 'all'} "
+            "leave nothing to run: no chosen experiment uses a chosen collection"
+        )
+    subset["_experiments"] = kept
+    return subset
+
+
+def _known_names(names: Iterable[str] | None, known: Mapping[str, Any], key: str, what: str) -> set[str] | None:
+    """``names`` as a set, each checked against ``known`` (an unknown one: a ConfigError with a suggestion)."""
+    import difflib
+
+    if names is None:
+        return None
+    if isinstance(names, str):  # --config experiments_only=baselines: one name, not a list
+        names = [names]
+    names = [str(name) for name in names]
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
+            raise ConfigError(f"{key}: unknown {what} {name!r}{hint}")
+    return set(names)

@@ -9,11 +9,17 @@ from snakemake.utils import validate
 
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
+from irgrid.config import select_subset
 from irgrid.models import get_model
 
 
 validate(config, "../schemas/config.schema.yaml")
-IRGRID = load_config(config, source="config/config.yaml (and --config overrides)")
+IRGRID_ALL = load_config(config, source="config/config.yaml (and --config overrides)")
+# What this run targets: every experiment and collection, or those of --config experiments_only=[...]
+# collections_only=[...]. Chunks, rules and params come from IRGRID_ALL, so a subset run makes the
+# very files a full run makes (and a later full run redoes none); only tables, figures and the
+# report describe the subset. --config reaches cluster jobs too, so jobs see the same subset.
+IRGRID = select_subset(IRGRID_ALL, config["experiments_only"], config["collections_only"])
 # Jobs call the `irgrid` command of the environment running Snakemake, so
 # `.venv/bin/snakemake` works without activating the virtual environment.
 # Not with --use-conda: there the rule's environment must provide `irgrid`.
@@ -21,7 +27,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
-RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID)
+RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
@@ -84,7 +90,7 @@ def phrase_topics_arguments(wildcards):
 
 
 def family_of_model(wildcards):
-    return model_family(IRGRID, wildcards.model)
+    return model_family(IRGRID_ALL, wildcards.model)
 
 
 def parses_path(collection, family):
@@ -234,8 +240,8 @@ def phrase_weight_points(wildcards):
     """The model's grid points on that query set (the weight settings the file shows)."""
     points = {
         cell.params
-        for name in IRGRID["_experiments"]
-        for cell in experiment_cells(IRGRID, name)
+        for name in IRGRID_ALL["_experiments"]
+        for cell in experiment_cells(IRGRID_ALL, name)
         if (cell.collection, cell.analyzer, cell.queryset, cell.model)
         == (wildcards.collection, wildcards.analyzer, wildcards.queryset, wildcards.model)
     }
