@@ -17,6 +17,13 @@ include: "workflow/rules/axioms.smk"
 include: "workflow/rules/report.smk"
 
 
+# A failed run ends with one line: the first failed job, its cause and its log (irgrid.jobs.failures).
+onerror:
+    from irgrid.jobs.failures import report_first_failure
+
+    report_first_failure(log)
+
+
 rule all:
     input:
         get_final_output(),

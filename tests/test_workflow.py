@@ -208,7 +208,7 @@ def workflow(tmp_path_factory, mirror) -> Workflow:
     assert_ok(partial)
     first_run_mtime = (workdir / FIRST_RUN).stat().st_mtime_ns
     docs_mtime = (workdir / "results/adi/docs/part-0000.parquet").stat().st_mtime_ns
-    # The local profile: --rerun-incomplete and --show-failed-logs, as `make run` uses them.
+    # The local profile: --rerun-incomplete and the one-line failure summary, as `make run` uses them.
     full = snakemake(workdir, "--profile", str(REPO / "config" / "profiles" / "local"))
     assert_ok(full)
     return Workflow(workdir, partial, full, first_run_mtime, docs_mtime)

@@ -7,6 +7,7 @@ strings so a rule can pass its ``params:`` through unchanged.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -82,8 +83,14 @@ def cmd_index(args) -> None:
 
     analyzer = Analyzer.from_dict(json.loads(args.analyzer))
     started = time.perf_counter()
-    stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=args.scheduler,
-                        num_workers=args.workers)
+    with contextlib.ExitStack() as stack:
+        scheduler = args.scheduler
+        if args.dask_cluster:  # a dask-jobqueue cluster for this build only (irgrid.jobs.dask_cluster)
+            from .jobs.dask_cluster import jobqueue_client
+
+            scheduler = stack.enter_context(jobqueue_client(json.loads(args.dask_cluster)))
+        stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=scheduler,
+                            num_workers=args.workers)
     elapsed = time.perf_counter() - started
     log.info(
         "indexed %d documents (%d terms, %d distinct) in %.1fs: %.0f docs/s",
@@ -327,6 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-buckets", type=int, default=None,
                    help="postings buckets (default: one per 4M tokens, at least 16)")
     p.add_argument("--scheduler", default=None, help="dask.distributed scheduler address")
+    p.add_argument("--dask-cluster", default=None,
+                   help="a dask-jobqueue cluster to start for this build, as JSON (the config's dask.cluster)")
     p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_index)

@@ -10,6 +10,7 @@ from snakemake.utils import validate
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import select_subset
+from irgrid.jobs.placement import index_placement
 from irgrid.models import get_model
 
 
@@ -28,6 +29,8 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
+# Where index builds run: local Dask processes, dask.scheduler or a dask.cluster the job starts.
+INDEX_PLACEMENT = index_placement(config["dask"])
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
