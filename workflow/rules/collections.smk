@@ -1,4 +1,6 @@
 # Raw collection files -> normalised Parquet: document shards, topics per query set, qrels.
+# Each step's one tracked param is its provenance (the registry fields it reads, the sha256 of the raw
+# files it reads); where the files are read from is a derived param, no rerun trigger.
 
 
 rule shard_documents:
@@ -7,8 +9,8 @@ rule shard_documents:
     log:
         "logs/{collection}/docs.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("docs"),
+        source=collection_sources,
         num_shards=config["num_shards"],
     conda:
         "../envs/irgrid.yaml"
@@ -25,8 +27,8 @@ rule topics:
     log:
         "logs/{collection}/topics/{queryset}.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("topics"),
+        source=collection_sources,
     conda:
         "../envs/irgrid.yaml"
     shell:
@@ -40,8 +42,8 @@ rule qrels:
     log:
         "logs/{collection}/qrels.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("qrels"),
+        source=collection_sources,
     conda:
         "../envs/irgrid.yaml"
     shell:
@@ -117,8 +119,8 @@ rule parse_sentences:
     log:
         "logs/{collection}/parses.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("sentence_parses"),
+        source=collection_sources,
         pipeline=config["parser"],
     threads: 2
     conda:
