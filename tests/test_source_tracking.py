@@ -8,23 +8,33 @@
   a copied mirror or a moved registry leaves nothing to do; a fixed source file reruns the steps
   reading it and what depends on them, and the new bytes reach the results; an edited query set
   reruns that query set's topics and what depends on them only.
+- The qrels step reads the document shards: judged documents the collection lacks are logged with
+  a count and examples; more than half of them unknown stops the step naming the qrels file (the
+  qrels of another collection). Every entry of the registry has none.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from test_workflow import ANALYZER, assert_ok, job_outputs, job_stats, make_workdir, snakemake, write_yaml
+from test_workflow import REGISTRY as REPO_REGISTRY
 
-from irgrid.collections import provenance
+from irgrid.collections import CollectionNotAvailable, iter_documents, iter_qrels, load_registry, provenance, resolve_files
 from irgrid.collections.provenance import NOT_AVAILABLE, DigestCache, step_provenance
+from irgrid.collections.sources import ChecksumError
 from irgrid.collections.spec import CollectionSpec
+from irgrid.collections.writers import check_judged_docnos, write_document_shards
+from irgrid.errors import InputFormatError
 
 DOCS = [
     {"docno": "d1", "title": "wind tunnel", "body": "pressure on a wing in a wind tunnel"},
@@ -286,22 +296,25 @@ def test_a_copied_mirror_and_a_moved_registry_rerun_nothing(finished, tmp_path):
 def test_a_fixed_source_file_reruns_the_steps_reading_it_and_their_dependants(finished, tmp_path):
     workdir, mirror = copy_of(finished, tmp_path)
     qrels = mirror / "tiny" / FILES["qrels"]
-    qrels.write_text(QRELS.replace("3 0 d6 1", "3 0 d4 1"), encoding="utf-8")
+    # a judgement corrected, and one of a document the collection does not have (kept, and logged)
+    qrels.write_text(QRELS.replace("3 0 d6 1", "3 0 d4 1") + "2 0 d99 0\n", encoding="utf-8")
     result = snakemake(workdir, "-n")
     assert_ok(result)
     # the judgements only: no shards, topics, index or retrieval
     assert job_stats(result.stdout) == {"qrels": 1, **{EVALUATE[q]: 1 for q in EVALUATE}, **ENDS}
     assert_ok(snakemake(workdir))
     assert ("3", "d4", 1) in read_qrels(workdir) and ("3", "d6", 1) not in read_qrels(workdir)
+    log = (workdir / "logs" / "tiny" / "qrels.log").read_text(encoding="utf-8")
+    assert "1 of 6 judged documents are not in collection 'tiny'" in log and "'d99'" in log, log
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout
 
-    # a fixed document: the shards, and every step reading them
+    # a fixed document: the shards, and every step reading them (the qrels check their docnos against them)
     docs = mirror / "tiny" / FILES["docs"]
     docs.write_text(jsonl([{**doc, "body": doc["body"] + " wing"} if doc["docno"] == "d3" else doc for doc in DOCS]),
                     encoding="utf-8")
     result = snakemake(workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {"shard_documents": 1, "build_index": 1,
+    assert job_stats(result.stdout) == {"shard_documents": 1, "qrels": 1, "build_index": 1,
                                         **{RETRIEVE[q]: 1 for q in RETRIEVE}, **{EVALUATE[q]: 1 for q in EVALUATE},
                                         **ENDS}
     assert_ok(snakemake(workdir))
@@ -323,3 +336,79 @@ def test_an_edited_query_set_reruns_that_query_set_only(finished, tmp_path):
     assert_ok(result)
     assert job_stats(result.stdout) == {"topics": 1, RETRIEVE["desc"]: 1, EVALUATE["desc"]: 1, **ENDS}
     assert job_outputs(result.stdout)["topics"] == ["results/tiny/topics/desc.parquet"]
+
+
+# --------------------------------------------------------------------------- judged documents the collection lacks
+
+
+def test_judged_documents_all_known_pass_silently(caplog):
+    caplog.set_level(logging.INFO, logger="irgrid")
+    assert check_judged_docnos("q.txt", "tiny", ["d1", "d2", "d1"], {"d1", "d2", "d3"}) == []
+    assert "all 2 judged documents are in collection 'tiny'" in caplog.text
+
+
+def test_a_few_unknown_judged_documents_are_logged_with_a_count_and_examples(caplog):
+    known = {f"d{i}" for i in range(10)}
+    judged = ["d1", "x1", "d2", "x2", "d2", "x1"]  # 4 distinct, 2 unknown: half is not more than half
+    assert check_judged_docnos("q.txt", "tiny", judged, known) == ["x1", "x2"]
+    assert "q.txt: 2 of 4 judged documents are not in collection 'tiny'" in caplog.text
+    assert "'x1', 'x2'" in caplog.text
+
+
+def test_mostly_unknown_judged_documents_are_an_error_naming_the_qrels_file():
+    judged = ["d1", "x1", "x2", "x3", "x4", "x5", "x6", "x7"]
+    with pytest.raises(InputFormatError) as raised:
+        check_judged_docnos("/data/other/qrels.txt", "tiny", judged, {"d1", "d2"})
+    message = str(raised.value)
+    assert message.startswith("/data/other/qrels.txt: expected judgements of documents of collection 'tiny'")
+    assert "7 of 8 judged documents not in it" in message and "'x1'" in message and "..." in message
+
+
+def run_qrels_command(tmp_path: Path, qrels_text: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """`irgrid qrels --docs` on the tiny collection with ``qrels_text`` as its qrels file."""
+    root = write_mirror(tmp_path / "mirror")
+    (root / "tiny" / FILES["qrels"]).write_text(qrels_text, encoding="utf-8")
+    write_yaml({"tiny": ENTRY}, tmp_path / "collections.yaml")
+    entry = spec()
+    write_document_shards(entry, resolve_files(entry, mirror=root, download=False), tmp_path / "docs", num_shards=2)
+    out = tmp_path / "qrels.parquet"
+    command = [sys.executable, "-m", "irgrid", "qrels", "--registry", str(tmp_path / "collections.yaml"),
+               "--collection", "tiny", "--mirror", str(root), "--resources", str(tmp_path / "resources"),
+               "--docs", str(tmp_path / "docs"), "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120), out
+
+
+def test_qrels_command_logs_unknown_judged_documents_and_writes_them(tmp_path):
+    result, out = run_qrels_command(tmp_path, QRELS + "3 0 d404 1\n")
+    assert result.returncode == 0, result.stderr
+    assert "1 of 6 judged documents are not in collection 'tiny'" in result.stderr and "'d404'" in result.stderr
+    assert ("3", "d404", 1) in [tuple(row.values()) for row in pq.read_table(out).to_pylist()]
+
+
+def test_qrels_command_refuses_the_qrels_of_another_collection(tmp_path):
+    other = "".join(f"{qid} 0 {docno} 1\n" for qid in (1, 2, 3) for docno in ("CR-101", "CR-102", "d1"))
+    result, out = run_qrels_command(tmp_path, other)
+    assert result.returncode == 2, result.stderr
+    qrels_path = tmp_path / "mirror" / "tiny" / FILES["qrels"]
+    assert f"{qrels_path}: expected judgements of documents of collection 'tiny'" in result.stderr
+    assert "2 of 3 judged documents not in it" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.mirror
+def test_every_registry_entry_judges_only_documents_it_has():
+    """The registry's collections, read from the mirror: no judged document is missing from its collection."""
+    registry = load_registry(REPO_REGISTRY)
+    checked = 0
+    for collection_id, entry in registry.items():
+        try:
+            files = resolve_files(entry, download=False)
+        except (CollectionNotAvailable, ChecksumError):
+            continue
+        known = {document.docno for document in iter_documents(entry, files)}
+        judged = [qrel.docno for qrel in iter_qrels(entry, files)]
+        assert judged, collection_id
+        assert check_judged_docnos(str(files), collection_id, judged, known) == [], collection_id
+        checked += 1
+    if not checked:
+        pytest.skip("no registry collection in a local mirror (../shared/collections or IRGRID_MIRROR)")

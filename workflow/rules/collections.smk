@@ -36,7 +36,11 @@ rule topics:
         "--queryset {wildcards.queryset} --out {output:q} 2> {log:q}"
 
 
+# The judged documents are checked against the shards: a few unknown are logged, most unknown is an error
+# (qrels of another collection).
 rule qrels:
+    input:
+        docs="results/{collection}/docs",
     output:
         "results/{collection}/qrels.parquet",
     log:
@@ -48,7 +52,7 @@ rule qrels:
         "../envs/irgrid.yaml"
     shell:
         "irgrid qrels {params.source} --collection {wildcards.collection} "
-        "--out {output:q} 2> {log:q}"
+        "--docs {input.docs:q} --out {output:q} 2> {log:q}"
 
 
 # Query set X+parser: X with each query's phrases and dependency parse (irgrid.parsing), made once.
