@@ -173,6 +173,10 @@ def test_a_directory_of_files_is_tracked_file_by_file(tmp_path):
     assert step_provenance(entry, "docs", mirror=root) == before
     (docs / "b.jsonl").rename(docs / "c.jsonl")
     assert step_provenance(entry, "docs", mirror=root) != before
+    cache_file = tmp_path / "source-digests.json"
+    step_provenance(entry, "docs", mirror=root, cache=DigestCache(cache_file))
+    cached = json.loads(cache_file.read_text(encoding="utf-8"))["files"]
+    assert sorted(Path(name).name for name in cached) == ["a.jsonl", "c.jsonl"]
 
 
 def test_digests_are_cached_until_the_file_changes_even_with_its_old_mtime(tmp_path, monkeypatch):

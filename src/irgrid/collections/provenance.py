@@ -87,6 +87,7 @@ class DigestCache:
     def __init__(self, path: str | os.PathLike | None):
         self.path = Path(path) if path is not None else None
         self._entries: dict[str, dict[str, Any]] | None = None
+        self._changed = False  # digests not yet written to the cache file
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -100,8 +101,9 @@ class DigestCache:
                     log.warning("%s: unreadable digest cache; hashing the raw files again", self.path)
         return self._entries
 
-    def _save(self) -> None:
-        if self.path is None:
+    def save(self) -> None:
+        """Write the digests to the cache file (atomically)."""
+        if self.path is None or not self._changed:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp_name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -110,12 +112,16 @@ class DigestCache:
                 json.dump({"files": self._entries}, out, sort_keys=True, indent=0)
             publish_mode(temp_name)
             os.replace(temp_name, self.path)
+            self._changed = False
         finally:
             if os.path.exists(temp_name):
                 os.unlink(temp_name)
 
-    def sha256(self, path: str | os.PathLike) -> str:
-        """The file's sha256, hashed only when it is new or changed since it was last hashed."""
+    def sha256(self, path: str | os.PathLike, save: bool = True) -> str:
+        """The file's sha256, hashed only when it is new or changed since it was last hashed.
+
+        ``save=False`` leaves writing the cache file to the caller (:meth:`save`), once for many files.
+        """
         resolved = Path(path).resolve()
         stat = resolved.stat()
         key = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns,
@@ -126,7 +132,9 @@ class DigestCache:
             return known["sha256"]
         digest = sha256_of(resolved)
         entries[str(resolved)] = {**key, "sha256": digest}
-        self._save()
+        self._changed = True
+        if save:
+            self.save()
         return digest
 
 
@@ -140,8 +148,9 @@ def content_digest(path: Path, cache: DigestCache) -> str:
     if not path.is_dir():
         return cache.sha256(path)
     combined = hashlib.sha256()
-    for file_path in iter_files(path):
-        combined.update(f"{file_path.relative_to(path).as_posix()}\0{cache.sha256(file_path)}\n".encode())
+    for file_path in iter_files(path):  # the cache file written once for the directory, not once a file
+        combined.update(f"{file_path.relative_to(path).as_posix()}\0{cache.sha256(file_path, save=False)}\n".encode())
+    cache.save()
     return "directory:" + combined.hexdigest()
 
 
