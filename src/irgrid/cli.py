@@ -72,9 +72,10 @@ def cmd_phrase_topics(args) -> None:
 
 def cmd_qrels(args) -> None:
     from .collections import write_qrels
+    from .collections.writers import read_docnos
 
     spec, files = _collection(args)
-    write_qrels(spec, files, args.out)
+    write_qrels(spec, files, args.out, known_docnos=read_docnos(args.docs) if args.docs else None)
 
 
 def cmd_index(args) -> None:
@@ -325,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
     collection_args(p)
+    p.add_argument("--docs", default=None, help="the collection's document shards: judged documents not in them are "
+                   "logged, more than half of them an error")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_qrels)
 

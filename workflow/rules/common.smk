@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
+from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import select_subset
@@ -46,15 +47,28 @@ wildcard_constraints:
     table="table|table_cv|table_tuned",
 
 
-def collection_entry(wildcards):
-    """The registry entry, as a param: editing a collection's entry re-reads it."""
-    return json.dumps(IRGRID["_registry"][wildcards.collection].to_dict(), sort_keys=True)
+# Digests of the raw collection files, kept between runs so that a dry run hashes only new or changed files.
+SOURCE_DIGESTS = DigestCache(".snakemake/irgrid/source-digests.json")
 
 
-def collection_source_args():
-    """Where the raw files come from: passed as a param, not as a rule-external variable."""
-    args = f"--registry {REGISTRY} --resources {config['resources']}"
-    return args + (f" --mirror {config['mirror']}" if config["mirror"] else "")
+def collection_provenance(step):
+    """A collection step's tracked param: the registry fields it reads and the sha256 of each raw file it
+    reads (irgrid.collections.provenance). A fixed source file or an edited field reruns the step; a moved
+    mirror does not."""
+
+    def provenance(wildcards):
+        return step_provenance(IRGRID["_registry"][wildcards.collection], step, getattr(wildcards, "queryset", None),
+                               mirror=config["mirror"], resources_dir=config["resources"], cache=SOURCE_DIGESTS)
+
+    return provenance
+
+
+def collection_sources(wildcards, output):
+    """Where the raw files are read from (registry, mirror, download directory). A params function of
+    `output` is one Snakemake (>= 9.1.5) counts as derived and does not record as a rerun trigger: a
+    moved mirror or registry changes no result; what the files hold is tracked by collection_provenance."""
+    args = f"--registry {shlex.quote(REGISTRY)} --resources {shlex.quote(config['resources'])}"
+    return args + (f" --mirror {shlex.quote(config['mirror'])}" if config["mirror"] else "")
 
 
 def analyzer_json(wildcards):
