@@ -5,15 +5,18 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
-from snakemake.utils import validate
 
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
+from irgrid.config import validate as validate_config
 from irgrid.models import get_model
 
 
-validate(config, "../schemas/config.schema.yaml")
-IRGRID = load_config(config, source="config/config.yaml (and --config overrides)")
+# The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
+# key with the closest known one, instead of the whole schema; schema defaults filled into `config`.
+CONFIG_SOURCE = "config/config.yaml (and --config overrides)"
+validate_config(config, "config.schema.yaml", CONFIG_SOURCE)
+IRGRID = load_config(config, source=CONFIG_SOURCE)
 # Jobs call the `irgrid` command of the environment running Snakemake, so
 # `.venv/bin/snakemake` works without activating the virtual environment.
 # Not with --use-conda: there the rule's environment must provide `irgrid`.

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import InputFormatError
 from .records import Document, Query
-from .textio import iter_files, iter_lines, normalize_numeric_id
+from .textio import check_identifier, iter_files, iter_lines, normalize_numeric_id
 
 DOCNO_KEYS = ("docno", "id", "doc_id", "docid", "_id")
 QID_KEYS = ("qid", "query_id", "id", "_id")
@@ -64,6 +64,7 @@ def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: s
         if isinstance(identifier, bool) or not isinstance(identifier, (str, int)) or str(identifier).strip() == "":
             raise InputFormatError(path, line_no, f"an id (string or integer) under one of the keys {list(keys)}",
                                    found=line)
+        check_identifier(str(identifier).strip(), path, line_no, f"id under key {key!r}", found=line)
         fields = {}
         for name, value in record.items():
             if name == key:
@@ -87,6 +88,7 @@ def _iter_tsv_records(path: os.PathLike, what: str, header_ids: tuple[str, ...],
         first = False
         if not tab or not identifier.strip():
             raise InputFormatError(path, line_no, f"'{what}<TAB>text'", found=line)
+        check_identifier(identifier.strip(), path, line_no, what, found=line)
         yield identifier.strip(), {"text": text.strip()}
 
 
