@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -195,7 +196,7 @@ def cmd_evaluate(args) -> None:
     imported = time.perf_counter()
     topic_qids = read_topics(args.topics)["qid"] if args.topics else None
     # The qrels are read and handed to ir-measures once for all the runs.
-    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids)
+    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
         per_query = evaluator.evaluate(read_run(run_path))
         write_evaluation(per_query, out)
@@ -471,7 +472,45 @@ def main(argv: list[str] | None = None) -> int:
         # The message already names the file, the line and what was expected.
         print(f"irgrid {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:
+        # A full disk, an unwritable or missing directory: one line naming the path, not a traceback.
+        print(f"irgrid {args.command}: error: {describe_os_error(error, _outputs(args))}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _outputs(args) -> list[str]:
+    """What the command writes (``--out``, ``--out-dir``...), to name when an error does not say which file."""
+    paths = []
+    for name in ("out", "out_dir", "table_dir", "figure_dir"):
+        value = getattr(args, name, None)
+        paths += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    return paths
+
+
+def describe_os_error(error: OSError, outputs: list[str] | None = None) -> str:
+    """``path: reason`` for an operating-system error (``results/x: No space left on device``).
+
+    Errors from inside pyarrow carry no file name, and an ``[errno 28]`` only in their text; a full
+    disk or a refused write is then reported against the command's outputs (``outputs``).
+    """
+    text = " ".join(str(error).split())
+    errno = error.errno
+    if errno is None:
+        found = re.search(r"\[errno (\d+)\]", text, re.IGNORECASE)
+        errno = int(found.group(1)) if found else None
+    hint = {28: " (free space on that file system, or write results elsewhere)",
+            122: " (your disk quota is used up)",
+            13: " (make the directory writable for you, or run where you may write)",
+            27: " (a file size limit, ulimit -f, stopped the write)",
+            30: " (the file system is read-only; run where you may write)"}.get(errno, "")
+    if error.filename is not None:
+        where = str(error.filename) + (f" -> {error.filename2}" if error.filename2 is not None else "")
+        return f"{where}: {error.strerror or text}{hint}"
+    if hint and outputs:
+        shown = ", ".join(outputs[:3]) + (f" and {len(outputs) - 3} more" if len(outputs) > 3 else "")
+        return f"writing {shown}: {text}{hint}"
+    return f"{type(error).__name__}: {text}{hint}"
 
 
 if __name__ == "__main__":

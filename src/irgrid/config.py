@@ -216,8 +216,9 @@ def _check_references(config: Mapping[str, Any]) -> None:
     registry = config["_registry"]
     config["measures"] = canonical_measures(config["measures"], "measures")
     families: dict[str, str] = {}
+    sources = config.get("_experiment_sources", {})
     for name, experiment in config["_experiments"].items():
-        where = f"experiment {name!r}"
+        where = f"{sources[name]}: experiment {name!r}" if name in sources else f"experiment {name!r}"
         for collection in experiment["collections"]:
             if collection not in registry:
                 raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
@@ -269,7 +270,7 @@ def _check_references(config: Mapping[str, Any]) -> None:
                 model_points(model)
             except ConfigError as error:
                 # the family's message names the parameter and its range; say where the value is written
-                source = config.get("_experiment_sources", {}).get(name, where)
+                source = sources.get(name, where)
                 raise ConfigError(f"{source}: models/{model_name}/grid: {error}") from None
 
 

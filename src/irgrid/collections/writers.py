@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from ..errors import ConfigError, InputFormatError
 from ..io import publish_mode, temporary_dir
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
+from .records import location
 from .spec import CollectionSpec
 
 DOCS_SCHEMA = pa.schema([("docno", pa.string()), ("text", pa.string())])
@@ -67,9 +68,9 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                     if document is None:
                         raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
                     if document.docno in seen:
-                        raise InputFormatError(_source_of(spec, files, "docs"), None,
-                                               f"each document id once in collection {spec.id!r}",
-                                               found=f"document {document.docno!r} twice")
+                        raise _repeated_id(spec, files, "docs", document, iter_documents(spec, files),
+                                           f"each document id once in collection {spec.id!r}",
+                                           f"document {document.docno!r}")
                     seen.add(document.docno)
                     docnos.append(document.docno)
                     texts.append(document_text(spec, document))
@@ -113,6 +114,24 @@ def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.
             os.unlink(temp_name)
 
 
+def _repeated_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, record, records, expected: str,
+                 what: str) -> InputFormatError:
+    """The error for a record whose id came before: at the record's file and line, naming the first one.
+
+    The first occurrence is found by reading the records again (from ``records``, a fresh
+    iterator), only on this error path: remembering every id's line would cost memory on every
+    run for the benefit of a failing one.
+    """
+    identifier = record[0]
+    first = next((earlier for earlier in records if earlier[0] == identifier), None)
+    source, line = location(record)
+    first_source, first_line = location(first) if first is not None else (None, None)
+    if first_line is not None:
+        place = f"line {first_line}" if first_source == source else f"{first_source}:{first_line}"
+        expected += f"; {what} is also on {place}"
+    return InputFormatError(source or _source_of(spec, files, role), line, expected, found=f"{what} again")
+
+
 def _source_of(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> str:
     """The file (or files) a collection reads for ``role``, to name in an error."""
     if role in files:
@@ -145,8 +164,9 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
             continue
         if query.qid in seen:
             # kept, the later query would silently replace the earlier one in every run
-            raise InputFormatError(_source_of(spec, files, "queries"), None, f"each query id once in query set "
-                                   f"{queryset!r} of collection {spec.id!r}", found=f"query {query.qid!r} twice")
+            earlier = (q for q in iter_queries(spec, files) if in_queryset(q.fields, names))
+            raise _repeated_id(spec, files, "queries", query, earlier, f"each query id once in query set "
+                               f"{queryset!r} of collection {spec.id!r}", f"query {query.qid!r}")
         seen.add(query.qid)
         qids.append(query.qid)
         texts.append(query_text(spec, query, queryset))
