@@ -443,7 +443,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--docs-per-shard", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.synthetic's)")
     p.set_defaults(func=cmd_synthesize)
+
+    p = sub.add_parser("clean-leftovers", help="remove the temporary files and directories that killed jobs left "
+                                               "(those of processes no longer running on this host)")
+    p.add_argument("roots", nargs="+", help="directories to search, e.g. results")
+    p.add_argument("--unowned", action="store_true",
+                   help="also remove temporaries named by older versions (no process recorded): only when no run "
+                        "is active")
+    p.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    p.set_defaults(func=cmd_clean_leftovers)
+
+    p = sub.add_parser("check-lock", help="remove Snakemake's lock of a directory if no live Snakemake holds it; "
+                                          "exit 2 naming the process if one does")
+    p.add_argument("--directory", default=".", help="the workflow's working directory")
+    p.set_defaults(func=cmd_check_lock)
     return parser
+
+
+def cmd_clean_leftovers(args) -> None:
+    from .housekeeping import clean_leftovers
+
+    for root in args.roots:
+        for line in clean_leftovers(root, unowned=args.unowned, dry_run=args.dry_run).lines():
+            print(f"{root}: {line}" if line[0].isdigit() else line)
+
+
+def cmd_check_lock(args) -> int:
+    from .housekeeping import check_lock
+
+    state = check_lock(args.directory)
+    if state.holders:
+        holder = state.holders[0]
+        print(f"irgrid check-lock: a Snakemake run is active in {state.directory} (pid {holder.pid}: "
+              f"{holder.command[:200]}); wait for it to finish, or stop it with 'kill {holder.pid}'", file=sys.stderr)
+        return 2
+    if state.removed:
+        print(f"irgrid check-lock: removed a stale Snakemake lock in {state.directory / '.snakemake' / 'locks'} "
+              "(no Snakemake process runs in this directory; the run that held it was killed)", file=sys.stderr)
+    return 0
 
 
 def cmd_synthesize(args) -> None:
@@ -467,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        args.func(args)
+        code = args.func(args)
     except (InputFormatError, ConfigError, ChecksumError, CollectionNotAvailable) as error:
         # The message already names the file, the line and what was expected.
         print(f"irgrid {args.command}: error: {error}", file=sys.stderr)
@@ -476,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         # A full disk, an unwritable or missing directory: one line naming the path, not a traceback.
         print(f"irgrid {args.command}: error: {describe_os_error(error, _outputs(args))}", file=sys.stderr)
         return 1
-    return 0
+    return code or 0
 
 
 def _outputs(args) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, InputFormatError
-from ..io import publish_mode, temporary_dir
+from ..io import atomic_path, replace_dir, temporary_dir_for
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
 from .records import location
 from .spec import CollectionSpec
@@ -55,7 +54,7 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     num_docs = sum(1 for _ in iter_documents(spec, files))
     bounds = shard_bounds(num_docs, num_shards)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    temp_dir = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    temp_dir = temporary_dir_for(out_dir)
     try:
         documents = iter_documents(spec, files)
         seen: set[str] = set()  # docnos: a repeated one would make two documents of one id in the index
@@ -89,29 +88,12 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     return [out_dir / shard_name(index) for index in range(num_shards)]
 
 
-def _replace_dir(source: Path, target: Path) -> None:
-    """Rename ``source`` to ``target``, replacing an existing ``target`` directory."""
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.replace(target, old / target.name)
-        os.replace(source, target)
-        shutil.rmtree(old)
-    else:
-        os.replace(source, target)
+_replace_dir = replace_dir
 
 
 def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.PathLike) -> None:
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(handle)
-    try:
-        pq.write_table(pa.table(list(columns), schema=schema), temp_name)
-        publish_mode(temp_name)
-        os.replace(temp_name, out_path)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
+    with atomic_path(out_path) as tmp:
+        pq.write_table(pa.table(list(columns), schema=schema), tmp)
 
 
 def _repeated_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, record, records, expected: str,
