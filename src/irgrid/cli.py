@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -203,7 +204,7 @@ def cmd_evaluate(args) -> None:
     imported = time.perf_counter()
     topic_qids = read_topics(args.topics)["qid"] if args.topics else None
     # The qrels are read and handed to ir-measures once for all the runs.
-    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids)
+    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
         per_query = evaluator.evaluate(read_run(run_path))
         write_evaluation(per_query, out)
@@ -454,7 +455,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--docs-per-shard", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.synthetic's)")
     p.set_defaults(func=cmd_synthesize)
+
+    p = sub.add_parser("clean-leftovers", help="remove the temporary files and directories that killed jobs left "
+                                               "(those of processes no longer running on this host)")
+    p.add_argument("roots", nargs="+", help="directories to search, e.g. results")
+    p.add_argument("--unowned", action="store_true",
+                   help="also remove temporaries named by older versions (no process recorded): only when no run "
+                        "is active")
+    p.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    p.set_defaults(func=cmd_clean_leftovers)
+
+    p = sub.add_parser("check-lock", help="remove Snakemake's lock of a directory if no live Snakemake holds it; "
+                                          "exit 2 naming the process if one does")
+    p.add_argument("--directory", default=".", help="the workflow's working directory")
+    p.set_defaults(func=cmd_check_lock)
     return parser
+
+
+def cmd_clean_leftovers(args) -> None:
+    from .housekeeping import clean_leftovers
+
+    for root in args.roots:
+        for line in clean_leftovers(root, unowned=args.unowned, dry_run=args.dry_run).lines():
+            print(f"{root}: {line}" if line[0].isdigit() else line)
+
+
+def cmd_check_lock(args) -> int:
+    from .housekeeping import check_lock
+
+    state = check_lock(args.directory)
+    if state.holders:
+        holder = state.holders[0]
+        print(f"irgrid check-lock: a Snakemake run is active in {state.directory} (pid {holder.pid}: "
+              f"{holder.command[:200]}); wait for it to finish, or stop it with 'kill {holder.pid}'", file=sys.stderr)
+        return 2
+    if state.removed:
+        print(f"irgrid check-lock: removed a stale Snakemake lock in {state.directory / '.snakemake' / 'locks'} "
+              "(no Snakemake process runs in this directory; the run that held it was killed)", file=sys.stderr)
+    return 0
 
 
 def cmd_synthesize(args) -> None:
@@ -478,12 +516,50 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        args.func(args)
+        code = args.func(args)
     except (InputFormatError, ConfigError, ChecksumError, CollectionNotAvailable) as error:
         # The message already names the file, the line and what was expected.
         print(f"irgrid {args.command}: error: {error}", file=sys.stderr)
         return 2
-    return 0
+    except OSError as error:
+        # A full disk, an unwritable or missing directory: one line naming the path, not a traceback.
+        print(f"irgrid {args.command}: error: {describe_os_error(error, _outputs(args))}", file=sys.stderr)
+        return 1
+    return code or 0
+
+
+def _outputs(args) -> list[str]:
+    """What the command writes (``--out``, ``--out-dir``...), to name when an error does not say which file."""
+    paths = []
+    for name in ("out", "out_dir", "table_dir", "figure_dir"):
+        value = getattr(args, name, None)
+        paths += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    return paths
+
+
+def describe_os_error(error: OSError, outputs: list[str] | None = None) -> str:
+    """``path: reason`` for an operating-system error (``results/x: No space left on device``).
+
+    Errors from inside pyarrow carry no file name, and an ``[errno 28]`` only in their text; a full
+    disk or a refused write is then reported against the command's outputs (``outputs``).
+    """
+    text = " ".join(str(error).split())
+    errno = error.errno
+    if errno is None:
+        found = re.search(r"\[errno (\d+)\]", text, re.IGNORECASE)
+        errno = int(found.group(1)) if found else None
+    hint = {28: " (free space on that file system, or write results elsewhere)",
+            122: " (your disk quota is used up)",
+            13: " (make the directory writable for you, or run where you may write)",
+            27: " (a file size limit, ulimit -f, stopped the write)",
+            30: " (the file system is read-only; run where you may write)"}.get(errno, "")
+    if error.filename is not None:
+        where = str(error.filename) + (f" -> {error.filename2}" if error.filename2 is not None else "")
+        return f"{where}: {error.strerror or text}{hint}"
+    if hint and outputs:
+        shown = ", ".join(outputs[:3]) + (f" and {len(outputs) - 3} more" if len(outputs) > 3 else "")
+        return f"writing {shown}: {text}{hint}"
+    return f"{type(error).__name__}: {text}{hint}"
 
 
 if __name__ == "__main__":

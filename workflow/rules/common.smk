@@ -5,18 +5,21 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
-from snakemake.utils import validate
 
 from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import select_subset
+from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
 from irgrid.models import get_model
 
 
-validate(config, "../schemas/config.schema.yaml")
-IRGRID_ALL = load_config(config, source="config/config.yaml (and --config overrides)")
+# The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
+# key with the closest known one, instead of the whole schema; schema defaults filled into `config`.
+CONFIG_SOURCE = "config/config.yaml (and --config overrides)"
+validate_config(config, "config.schema.yaml", CONFIG_SOURCE)
+IRGRID_ALL = load_config(config, source=CONFIG_SOURCE)
 # What this run targets: every experiment and collection, or those of --config experiments_only=[...]
 # collections_only=[...]. Chunks, rules and params come from IRGRID_ALL, so a subset run makes the
 # very files a full run makes (and a later full run redoes none); only tables, figures and the

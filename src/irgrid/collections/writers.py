@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -18,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, InputFormatError
-from ..io import publish_mode, temporary_dir
+from ..io import atomic_path, replace_dir, temporary_dir_for
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
+from .records import location
 from .spec import CollectionSpec
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     num_docs = sum(1 for _ in iter_documents(spec, files))
     bounds = shard_bounds(num_docs, num_shards)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    temp_dir = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    temp_dir = temporary_dir_for(out_dir)
     try:
         documents = iter_documents(spec, files)
         seen: set[str] = set()  # docnos: a repeated one would make two documents of one id in the index
@@ -70,9 +70,9 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                     if document is None:
                         raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
                     if document.docno in seen:
-                        raise InputFormatError(_source_of(spec, files, "docs"), None,
-                                               f"each document id once in collection {spec.id!r}",
-                                               found=f"document {document.docno!r} twice")
+                        raise _repeated_id(spec, files, "docs", document, iter_documents(spec, files),
+                                           f"each document id once in collection {spec.id!r}",
+                                           f"document {document.docno!r}")
                     seen.add(document.docno)
                     docnos.append(document.docno)
                     texts.append(document_text(spec, document))
@@ -91,29 +91,30 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     return [out_dir / shard_name(index) for index in range(num_shards)]
 
 
-def _replace_dir(source: Path, target: Path) -> None:
-    """Rename ``source`` to ``target``, replacing an existing ``target`` directory."""
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.replace(target, old / target.name)
-        os.replace(source, target)
-        shutil.rmtree(old)
-    else:
-        os.replace(source, target)
+_replace_dir = replace_dir
 
 
 def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.PathLike) -> None:
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(handle)
-    try:
-        pq.write_table(pa.table(list(columns), schema=schema), temp_name)
-        publish_mode(temp_name)
-        os.replace(temp_name, out_path)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
+    with atomic_path(out_path) as tmp:
+        pq.write_table(pa.table(list(columns), schema=schema), tmp)
+
+
+def _repeated_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, record, records, expected: str,
+                 what: str) -> InputFormatError:
+    """The error for a record whose id came before: at the record's file and line, naming the first one.
+
+    The first occurrence is found by reading the records again (from ``records``, a fresh
+    iterator), only on this error path: remembering every id's line would cost memory on every
+    run for the benefit of a failing one.
+    """
+    identifier = record[0]
+    first = next((earlier for earlier in records if earlier[0] == identifier), None)
+    source, line = location(record)
+    first_source, first_line = location(first) if first is not None else (None, None)
+    if first_line is not None:
+        place = f"line {first_line}" if first_source == source else f"{first_source}:{first_line}"
+        expected += f"; {what} is also on {place}"
+    return InputFormatError(source or _source_of(spec, files, role), line, expected, found=f"{what} again")
 
 
 def _source_of(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> str:
@@ -148,8 +149,9 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
             continue
         if query.qid in seen:
             # kept, the later query would silently replace the earlier one in every run
-            raise InputFormatError(_source_of(spec, files, "queries"), None, f"each query id once in query set "
-                                   f"{queryset!r} of collection {spec.id!r}", found=f"query {query.qid!r} twice")
+            earlier = (q for q in iter_queries(spec, files) if in_queryset(q.fields, names))
+            raise _repeated_id(spec, files, "queries", query, earlier, f"each query id once in query set "
+                               f"{queryset!r} of collection {spec.id!r}", f"query {query.qid!r}")
         seen.add(query.qid)
         qids.append(query.qid)
         texts.append(query_text(spec, query, queryset))
