@@ -272,7 +272,7 @@ def cmd_violation_table(args) -> None:
 
 
 def cmd_report(args) -> None:
-    from .report import write_report
+    from .report.html import write_report
 
     write_report(json.loads(args.experiments), args.out)
 
