@@ -244,3 +244,21 @@ def phrase_weight_points(wildcards):
 
 def get_final_output():
     return report_inputs(None) + phrase_weight_files() + ["results/report.html"]
+
+
+# The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
+
+
+def findings_inputs(wildcards):
+    """The evaluations of an experiment and its query sets' topics (the queries' text)."""
+    cells = experiment_cells(IRGRID, wildcards.experiment)
+    return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+
+
+def findings_outputs(name):
+    return [f"results/tables/{name}/findings.csv", f"results/tables/{name}/per_query.csv",
+            f"results/figures/{name}/per_query.svg"]
+
+
+def all_report_inputs(wildcards):
+    return report_inputs(wildcards) + [path for name in IRGRID["_experiments"] for path in findings_outputs(name)]

@@ -1,9 +1,9 @@
-# All experiments' tables -> results/report.html.
+# All experiments' tables, findings, per-query evidence and provenance -> results/report.html.
 
 
 rule report:
     input:
-        report_inputs,
+        all_report_inputs,
     output:
         "results/report.html",
     log:

@@ -59,3 +59,30 @@ rule parameter_figure:
     shell:
         "irgrid parameter-figure --spec {params.spec:q} --cells - --parameter {wildcards.parameter:q}"
         " --out-dir {params.out_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
+
+
+# The experiment's claims checked on every row (findings.*), and the per-query evidence of every
+# model against the baseline (per_query.*: largest gains and losses with the queries' text; the
+# sorted per-query difference figure).
+rule findings:
+    input:
+        findings_inputs,
+    output:
+        multiext("results/tables/{experiment}/findings", ".md", ".html", ".csv"),
+        multiext("results/tables/{experiment}/per_query", ".csv", ".html"),
+        multiext("results/figures/{experiment}/per_query", ".svg", ".png"),
+    log:
+        "logs/tables/{experiment}/findings.log",
+    params:
+        spec=experiment_table_spec,
+        claims=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["claims"]),
+        selections=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["tables"],
+        cells=experiment_table_cells,
+        table_dir="results/tables/{experiment}",
+        figure_dir="results/figures/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid findings --spec {params.spec:q} --claims {params.claims:q} --selections {params.selections}"
+        " --cells - --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q}"
+        " 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"

@@ -8,8 +8,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from . import __version__
-from .io import write_text
+from .. import __version__
+from ..io import write_text
 
 
 def write_report(experiments: Mapping[str, Mapping[str, Sequence[str]]], out: str | os.PathLike) -> None:
