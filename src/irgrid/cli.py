@@ -95,6 +95,8 @@ def cmd_retrieve(args) -> None:
     # Timed from here: the phases logged below are what the job spends after Python and the CLI
     # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
     started = time.perf_counter()
+    import pyarrow as pa
+
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
@@ -108,8 +110,14 @@ def cmd_retrieve(args) -> None:
     runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads,
                          parses=args.parses)
     scored = time.perf_counter()
-    for run, out in zip(runs, args.out):
-        write_run(run, out)
+    from .report.provenance import run_provenance, write_run_with_provenance
+
+    made_by = run_provenance(args.index, args.topics, args.family, "", args.depth)
+    for run, out, encoded in zip(runs, args.out, args.params):
+        if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
+            write_run_with_provenance(run, out, {**made_by, "params": encoded})
+        else:
+            write_run(run, out)
         if args.trec:
             write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
     finished = time.perf_counter()
@@ -298,7 +306,7 @@ def cmd_findings(args) -> None:
 def cmd_report(args) -> None:
     from .report.html import write_report
 
-    write_report(json.loads(args.experiments), args.out)
+    write_report(_json_argument(args.manifest), args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -460,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_findings)
 
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
+    p.add_argument("--manifest", required=True, help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
 

@@ -10,6 +10,7 @@ from snakemake.utils import validate
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.models import get_model
+from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -22,6 +23,8 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID)
+# What the report reads: every experiment's outputs, cells, configuration digests and benchmarks.
+REPORT_MANIFEST = report_manifest(IRGRID, RETRIEVAL_CHUNKS)
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
@@ -249,16 +252,20 @@ def get_final_output():
 # The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
 
 
+def chunk_benchmark(chunk, kind):
+    """Time and memory of a chunk's job (Snakemake's benchmark file), beside results, not logs."""
+    return benchmark_path(chunk, kind)
+
+
 def findings_inputs(wildcards):
     """The evaluations of an experiment and its query sets' topics (the queries' text)."""
     cells = experiment_cells(IRGRID, wildcards.experiment)
     return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
 
 
-def findings_outputs(name):
-    return [f"results/tables/{name}/findings.csv", f"results/tables/{name}/per_query.csv",
-            f"results/figures/{name}/per_query.svg"]
+def report_manifest_json(wildcards):
+    return json.dumps(REPORT_MANIFEST, sort_keys=True)
 
 
 def all_report_inputs(wildcards):
-    return report_inputs(wildcards) + [path for name in IRGRID["_experiments"] for path in findings_outputs(name)]
+    return manifest_inputs(REPORT_MANIFEST)
