@@ -7,6 +7,9 @@ min_version("8.20")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/collections.smk"
 include: "workflow/rules/index.smk"

@@ -7,7 +7,7 @@ rule report:
     input:
         all_report_inputs,
     output:
-        "results/report.html",
+        report("results/report.html", caption="../report/report.rst", category="report"),
     log:
         "logs/report.log",
     params:
