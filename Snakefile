@@ -8,6 +8,9 @@ min_version("9.1.5")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/collections.smk"
 include: "workflow/rules/index.smk"

@@ -104,6 +104,8 @@ def cmd_retrieve(args) -> None:
     # Timed from here: the phases logged below are what the job spends after Python and the CLI
     # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
     started = time.perf_counter()
+    import pyarrow as pa
+
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
@@ -117,8 +119,14 @@ def cmd_retrieve(args) -> None:
     runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads,
                          parses=args.parses)
     scored = time.perf_counter()
-    for run, out in zip(runs, args.out):
-        write_run(run, out)
+    from .report.provenance import run_provenance, write_run_with_provenance
+
+    made_by = run_provenance(args.index, args.topics, args.family, "", args.depth)
+    for run, out, encoded in zip(runs, args.out, args.params):
+        if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
+            write_run_with_provenance(run, out, {**made_by, "params": encoded})
+        else:
+            write_run(run, out)
         if args.trec:
             write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
     finished = time.perf_counter()
@@ -280,10 +288,34 @@ def cmd_violation_table(args) -> None:
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
 
 
-def cmd_report(args) -> None:
-    from .report import write_report
+def cmd_findings(args) -> None:
+    from dataclasses import replace
 
-    write_report(json.loads(args.experiments), args.out)
+    import pandas as pd
+
+    from .report.claims import Claim
+    from .report.evidence import query_texts, write_evidence
+    from .report.findings import evaluate_claims, write_findings
+    from .tables import TableSpec, chosen_points, load_cells
+
+    spec = TableSpec(**json.loads(args.spec))
+    claims = [Claim(**claim) for claim in json.loads(args.claims)]
+    cells = pd.DataFrame(_json_argument(args.cells))
+    evaluations = load_cells(cells)
+    rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
+    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows)
+                          for selection in args.selections], ignore_index=True)
+    write_findings(findings, spec.title or spec.experiment, spec.alpha, args.table_dir)
+    evidence_spec = replace(spec, selection=args.selections[0])
+    chosen = chosen_points(evaluations, evidence_spec) if not evaluations.empty else {}
+    write_evidence(chosen, evidence_spec, query_texts(cells), args.table_dir, args.figure_dir)
+    log.info("%d claims on %d rows: %s", len(claims), len(rows), findings["verdict"].value_counts().to_dict())
+
+
+def cmd_report(args) -> None:
+    from .report.html import write_report
+
+    write_report(_json_argument(args.manifest), args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -439,8 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure-dir", required=True)
     p.set_defaults(func=cmd_violation_table)
 
+    p = sub.add_parser("findings", help="an experiment's claims checked per collection, and its per-query evidence")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--claims", required=True, help="JSON list of {better, than, measure, text}")
+    p.add_argument("--selections", nargs="+", default=["best"], help="the tables' selections (best, cv, tuned)")
+    p.add_argument("--cells", required=True, help="JSON list of cells with path and topics; - reads stdin")
+    p.add_argument("--table-dir", required=True)
+    p.add_argument("--figure-dir", required=True)
+    p.set_defaults(func=cmd_findings)
+
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
+    p.add_argument("--manifest", required=True, help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
 

@@ -153,7 +153,7 @@ def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, 
     registry_path = resolve_path(config["registry"])
     config["_registry"] = load_registry(registry_path)
     experiments = {}
-    sources = {}
+    sources = {}  # experiment -> its file (or config key), for errors about its contents
     for name, experiment in config["experiments"].items():
         check_name(name, "experiment", source, f"experiments/{name}")
         if isinstance(experiment, str):
@@ -247,6 +247,10 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        from .report.claims import parse_claims  # late: the report package is only needed here
+
+        experiment["claims"] = [claim.to_dict() for claim in parse_claims(
+            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where))]
         swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
         for parameter in experiment.get("parameter_figures", []):
             if parameter not in swept:

@@ -13,6 +13,7 @@ from irgrid.config import select_subset
 from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
 from irgrid.models import get_model
+from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
 
 
 # The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
@@ -35,6 +36,8 @@ REGISTRY = str(resolve_path(config["registry"]))
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
 # Where index builds run: local Dask processes, dask.scheduler or a dask.cluster the job starts.
 INDEX_PLACEMENT = index_placement(config["dask"])
+# What the report reads: every chosen experiment's outputs, cells, configuration digests and benchmarks.
+REPORT_MANIFEST = report_manifest(IRGRID, RETRIEVAL_CHUNKS)
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
@@ -270,3 +273,25 @@ def phrase_weight_points(wildcards):
 
 def get_final_output():
     return report_inputs(None) + phrase_weight_files() + ["results/report.html"]
+
+
+# The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
+
+
+def chunk_benchmark(chunk, kind):
+    """Time and memory of a chunk's job (Snakemake's benchmark file), beside results, not logs."""
+    return benchmark_path(chunk, kind)
+
+
+def findings_inputs(wildcards):
+    """The evaluations of an experiment and its query sets' topics (the queries' text)."""
+    cells = experiment_cells(IRGRID, wildcards.experiment)
+    return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+
+
+def report_manifest_json(wildcards):
+    return json.dumps(REPORT_MANIFEST, sort_keys=True)
+
+
+def all_report_inputs(wildcards):
+    return manifest_inputs(REPORT_MANIFEST)
