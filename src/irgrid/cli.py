@@ -205,7 +205,7 @@ def cmd_export_trec(args) -> None:
 def cmd_evaluate(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
     from .evaluate import RunEvaluator, read_qrels, write_evaluation
-    from .retrieve import read_run, read_topics
+    from .retrieve import read_run_table, read_topics
 
     if len(args.run) != len(args.out):
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
@@ -214,7 +214,7 @@ def cmd_evaluate(args) -> None:
     # The qrels are read and handed to ir-measures once for all the runs.
     evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate(read_run(run_path))
+        per_query = evaluator.evaluate(read_run_table(run_path))  # Arrow: no pandas strings
         write_evaluation(per_query, out)
         means = per_query.groupby("measure")["value"].mean()
         log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
