@@ -113,3 +113,16 @@ def test_a_report_row_without_judged_queries_and_an_experiment_of_one_model(tmp_
     assert "<td class='verdict-no-judged-queries'>no judged queries</td>" in page
     pd.DataFrame(columns=COLUMNS).to_csv(tmp_path / "findings.csv", index=False)
     assert "states no claims" in render_report({"experiments": {"x": experiment_manifest(tmp_path)}}, tmp_path)
+
+
+def test_a_failed_write_leaves_no_sidecar_of_an_older_run(tmp_path, monkeypatch):
+    write_run_with_provenance(RUN, tmp_path / "run.parquet", MADE_BY)
+    (tmp_path / "run.parquet").unlink()
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device (simulated)")
+
+    monkeypatch.setattr(pq, "write_table", fail)
+    with pytest.raises(OSError, match="simulated"):
+        write_run_with_provenance(RUN, tmp_path / "run.parquet", MADE_BY)
+    assert list(tmp_path.iterdir()) == []
