@@ -63,7 +63,7 @@ def test_only_judged_queries_of_the_query_set_are_evaluated():
     run = run_frame([("1", "a", 1, 1.0), ("2", "b", 1, 1.0)])
     per_query = evaluate_run(run, QRELS, ["AP"], topic_qids=["1", "2", "4"])
     assert set(per_query["qid"]) == {"1", "2"}
-    with pytest.raises(ValueError, match="no query of the query set has judgements"):
+    with pytest.raises(ValueError, match="expected judgements for at least one query of the query set"):
         evaluate_run(run, QRELS, ["AP"], topic_qids=["01", "02"])
 
 

@@ -73,16 +73,22 @@ class RunEvaluator:
         qrels: pd.DataFrame,
         measure_names: Sequence[str] = DEFAULT_MEASURES,
         topic_qids: Iterable[str] | None = None,
+        qrels_source: str | os.PathLike = "qrels",
     ):
         self.measures = parse_measures(measure_names)
         judged_all = set(qrels["qid"].astype(str))
+        if not judged_all:
+            # an evaluation over no query has no mean: say which file is empty, not ir-measures' traceback
+            raise InputFormatError(qrels_source, None, "at least one judgement (qid, docno, relevance)",
+                                   found="no judgements")
         if topic_qids is not None:
             topic_qids = {str(qid) for qid in topic_qids}
             judged_all &= topic_qids
             if not judged_all:
-                raise ValueError(
-                    "no query of the query set has judgements: qrels ids look like "
-                    f"{sorted(set(qrels['qid'].astype(str)))[:3]}, topic ids like {sorted(topic_qids)[:3]}"
+                raise InputFormatError(
+                    qrels_source, None, "judgements for at least one query of the query set that was run",
+                    found=f"none: qrels ids look like {sorted(set(qrels['qid'].astype(str)))[:3]}, "
+                          f"topic ids like {sorted(topic_qids)[:3] or 'nothing (no topics)'}"
                 )
             outside = set(qrels["qid"].astype(str)) - topic_qids
             if outside:
