@@ -141,6 +141,16 @@ run_started=$(date +%s)
     --cores 1 --config "${SUBSET[@]}" > "$WORK/log/local-run.log" 2>&1
   echo "slurm.sh: local run: $(( $(date +%s) - run_started )) s (exit $?)" ) &
 local_run=$!
+# Beside them, a run that must fail (an ADI file changed behind the registry's back) and end
+# with the one-line summary naming the job, the cause and the log.
+mkdir -p "$WORK/failing" "$WORK/bad-mirror"
+cp -r "$REPO/config" "$WORK/failing/config"
+cp -r "${IRGRID_MIRROR:-$REPO/../shared/collections}/adi" "$WORK/bad-mirror/adi"
+echo >> "$WORK/bad-mirror/adi/ADI.ALL"
+( "$SNAKEMAKE" --snakefile "$REPO/Snakefile" --directory "$WORK/failing" --profile "$REPO/config/profiles/slurm" \
+    --slurm-no-account results/adi/docs --config mirror="$WORK/bad-mirror" > "$WORK/log/failing-run.log" 2>&1 ) &
+failing_run=$!
+
 # no account database here: --slurm-no-account (on a real cluster: --default-resources slurm_account=...)
 "$SNAKEMAKE" --snakefile "$REPO/Snakefile" --directory "$WORK/slurm" --profile "$REPO/config/profiles/slurm" \
   --slurm-no-account --configfile "$WORK/dask-cluster.yaml" \
@@ -148,6 +158,13 @@ local_run=$!
   || { tail -n 60 "$WORK/log/slurm-run.log" >&2; exit 1; }
 echo "slurm.sh: SLURM run: $(( $(date +%s) - run_started )) s"
 wait "$local_run"
+if wait "$failing_run"; then echo "slurm.sh: the run on a changed ADI.ALL did not fail" >&2; exit 1; fi
+summary="$(grep '^First failed job ' "$WORK/log/failing-run.log" || true)"
+case "$summary" in
+  "First failed job shard_documents (collection=adi): "*ADI.ALL*sha256*"[log: logs/adi/docs.log"*) ;;
+  *) echo "slurm.sh: no one-line failure summary: '$summary'" >&2; tail -n 30 "$WORK/log/failing-run.log" >&2; exit 1 ;;
+esac
+echo "slurm.sh: a failed SLURM job is summed up in one line: $summary"
 grep -q "steps (100%) done" "$WORK/log/local-run.log" || { tail -n 40 "$WORK/log/local-run.log" >&2; exit 1; }
 submitted=$(grep -c "Job .* has been submitted with SLURM jobid" "$WORK/log/slurm-run.log" || true)
 jobqueue_builds=$(grep -l "dask-jobqueue: scheduler tcp://127.0.0.1:" "$WORK"/slurm/logs/*/index/*.log | wc -l)
