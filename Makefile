@@ -5,7 +5,7 @@ CORES ?= all
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint dry-run clean
+.PHONY: setup run test lint dry-run clean clean-partial
 
 $(VENV)/.installed: pyproject.toml
 	@# WordNet's database for the wordnet stemmer: Debian's wordnet-base, where apt-get can run as root
@@ -20,9 +20,13 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 run: setup
+	@# a lock left by a killed run is removed; a run still active here stops this one (exit 2, its pid named)
+	$(VENV)/bin/irgrid check-lock
 	$(VENV)/bin/snakemake --profile config/profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 dry-run: setup
+	@# a lock left by a killed run is removed; a run still active here stops this one (exit 2, its pid named)
+	$(VENV)/bin/irgrid check-lock
 	$(VENV)/bin/snakemake --profile config/profiles/local --dry-run $(SNAKEMAKE_ARGS)
 
 lint: setup
@@ -34,3 +38,7 @@ test: setup
 
 clean:
 	rm -rf results logs .snakemake
+
+# Temporaries of killed jobs (.name.host~pid~token.tmp) whose process no longer runs on this host.
+clean-partial: setup
+	$(VENV)/bin/irgrid clean-leftovers results

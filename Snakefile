@@ -1,10 +1,14 @@
 # irgrid: reproduce the tables of IR papers. Stages live in workflow/rules/, logic in src/irgrid/.
 from snakemake.utils import min_version
 
-min_version("8.20")
+# 9.1.5: params computed from `output` are not rerun triggers (where raw files are read from; common.smk)
+min_version("9.1.5")
 
 
 configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"

@@ -327,7 +327,7 @@ def test_failed_build_leaves_no_index(tmp_path, scheduler):
     with pytest.raises(InputFormatError):
         build_index(shards, good, HAND, num_buckets=2, scheduler=scheduler, progress=False)
     assert file_hashes(good) == before
-    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith((".tmp", ".old")) or ".tmp-" in p.name]
 
 
 def test_rebuild_replaces_existing_index(tmp_path):

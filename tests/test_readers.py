@@ -486,14 +486,14 @@ def _local_collection(tmp_path, docs_text, queries_text):
 
 def test_a_repeated_query_id_is_an_error_naming_the_file(tmp_path):
     spec, files = _local_collection(tmp_path, "d1\tone\n", "1\tfirst\n2\tsecond\n1\tagain\n")
-    with pytest.raises(InputFormatError, match=r"queries\.tsv.*query '1' twice"):
+    with pytest.raises(InputFormatError, match=r"queries\.tsv:3: .*query '1' is also on line 1"):
         write_topics(spec, files, "text", tmp_path / "topics.parquet")
     assert not (tmp_path / "topics.parquet").exists()
 
 
 def test_a_repeated_document_id_is_an_error_naming_the_file(tmp_path):
     spec, files = _local_collection(tmp_path, "d1\tone\nd2\ttwo\nd1\tthree\n", "1\tfirst\n")
-    with pytest.raises(InputFormatError, match=r"docs\.tsv.*document 'd1' twice"):
+    with pytest.raises(InputFormatError, match=r"docs\.tsv:3: .*document 'd1' is also on line 1"):
         write_document_shards(spec, files, tmp_path / "docs", 2)
     assert not (tmp_path / "docs").exists()
 

@@ -188,7 +188,7 @@ def test_syntax_error_names_file_line_and_column(tmp_path):
     (lambda d: d["data"][0]["paragraphs"][0]["qas"][1].pop("question"),
      "data[0].paragraphs[0].qas[1]: expected a 'question' string"),
     (lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(id=""),
-     "data[0].paragraphs[0].qas[0]: expected an 'id' (non-empty string or integer)"),
+     "data[0].paragraphs[0].qas[0]: expected an 'id' (non-empty string or integer, no blanks)"),
     (lambda d: d["data"][0].update(paragraphs={}), "data[0]: expected a 'paragraphs' list"),
     (lambda d: d.pop("data"), "(top level): expected a 'data' list of articles"),
     (lambda d: d["data"].append("x"), "data[1]: expected an article object"),

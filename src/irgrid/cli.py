@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -72,9 +73,10 @@ def cmd_phrase_topics(args) -> None:
 
 def cmd_qrels(args) -> None:
     from .collections import write_qrels
+    from .collections.writers import read_docnos
 
     spec, files = _collection(args)
-    write_qrels(spec, files, args.out)
+    write_qrels(spec, files, args.out, known_docnos=read_docnos(args.docs) if args.docs else None)
 
 
 def cmd_index(args) -> None:
@@ -102,6 +104,8 @@ def cmd_retrieve(args) -> None:
     # Timed from here: the phases logged below are what the job spends after Python and the CLI
     # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
     started = time.perf_counter()
+    import pyarrow as pa
+
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
@@ -115,8 +119,14 @@ def cmd_retrieve(args) -> None:
     runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads,
                          parses=args.parses)
     scored = time.perf_counter()
-    for run, out in zip(runs, args.out):
-        write_run(run, out)
+    from .report.provenance import run_provenance, write_run_with_provenance
+
+    made_by = run_provenance(args.index, args.topics, args.family, "", args.depth)
+    for run, out, encoded in zip(runs, args.out, args.params):
+        if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
+            write_run_with_provenance(run, out, {**made_by, "params": encoded})
+        else:
+            write_run(run, out)
         if args.trec:
             write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
     finished = time.perf_counter()
@@ -195,16 +205,16 @@ def cmd_export_trec(args) -> None:
 def cmd_evaluate(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
     from .evaluate import RunEvaluator, read_qrels, write_evaluation
-    from .retrieve import read_run, read_topics
+    from .retrieve import read_run_table, read_topics
 
     if len(args.run) != len(args.out):
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
     imported = time.perf_counter()
     topic_qids = read_topics(args.topics)["qid"] if args.topics else None
     # The qrels are read and handed to ir-measures once for all the runs.
-    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids)
+    evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate(read_run(run_path))
+        per_query = evaluator.evaluate(read_run_table(run_path))  # Arrow: no pandas strings
         write_evaluation(per_query, out)
         means = per_query.groupby("measure")["value"].mean()
         log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
@@ -278,10 +288,34 @@ def cmd_violation_table(args) -> None:
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
 
 
-def cmd_report(args) -> None:
-    from .report import write_report
+def cmd_findings(args) -> None:
+    from dataclasses import replace
 
-    write_report(json.loads(args.experiments), args.out)
+    import pandas as pd
+
+    from .report.claims import Claim
+    from .report.evidence import query_texts, write_evidence
+    from .report.findings import evaluate_claims, write_findings
+    from .tables import TableSpec, chosen_points, load_cells
+
+    spec = TableSpec(**json.loads(args.spec))
+    claims = [Claim(**claim) for claim in json.loads(args.claims)]
+    cells = pd.DataFrame(_json_argument(args.cells))
+    evaluations = load_cells(cells)
+    rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
+    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows)
+                          for selection in args.selections], ignore_index=True)
+    write_findings(findings, spec.title or spec.experiment, spec.alpha, args.table_dir)
+    evidence_spec = replace(spec, selection=args.selections[0])
+    chosen = chosen_points(evaluations, evidence_spec) if not evaluations.empty else {}
+    write_evidence(chosen, evidence_spec, query_texts(cells), args.table_dir, args.figure_dir)
+    log.info("%d claims on %d rows: %s", len(claims), len(rows), findings["verdict"].value_counts().to_dict())
+
+
+def cmd_report(args) -> None:
+    from .report.html import write_report
+
+    write_report(_json_argument(args.manifest), args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
     collection_args(p)
+    p.add_argument("--docs", default=None, help="the collection's document shards: judged documents not in them are "
+                   "logged, more than half of them an error")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_qrels)
 
@@ -435,8 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure-dir", required=True)
     p.set_defaults(func=cmd_violation_table)
 
+    p = sub.add_parser("findings", help="an experiment's claims checked per collection, and its per-query evidence")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--claims", required=True, help="JSON list of {better, than, measure, text}")
+    p.add_argument("--selections", nargs="+", default=["best"], help="the tables' selections (best, cv, tuned)")
+    p.add_argument("--cells", required=True, help="JSON list of cells with path and topics; - reads stdin")
+    p.add_argument("--table-dir", required=True)
+    p.add_argument("--figure-dir", required=True)
+    p.set_defaults(func=cmd_findings)
+
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
+    p.add_argument("--manifest", required=True, help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
 
@@ -451,7 +496,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--docs-per-shard", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.synthetic's)")
     p.set_defaults(func=cmd_synthesize)
+
+    p = sub.add_parser("clean-leftovers", help="remove the temporary files and directories that killed jobs left "
+                                               "(those of processes no longer running on this host)")
+    p.add_argument("roots", nargs="+", help="directories to search, e.g. results")
+    p.add_argument("--unowned", action="store_true",
+                   help="also remove temporaries named by older versions (no process recorded): only when no run "
+                        "is active")
+    p.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    p.set_defaults(func=cmd_clean_leftovers)
+
+    p = sub.add_parser("check-lock", help="remove Snakemake's lock of a directory if no live Snakemake holds it; "
+                                          "exit 2 naming the process if one does")
+    p.add_argument("--directory", default=".", help="the workflow's working directory")
+    p.set_defaults(func=cmd_check_lock)
     return parser
+
+
+def cmd_clean_leftovers(args) -> None:
+    from .housekeeping import clean_leftovers
+
+    for root in args.roots:
+        for line in clean_leftovers(root, unowned=args.unowned, dry_run=args.dry_run).lines():
+            print(f"{root}: {line}" if line[0].isdigit() else line)
+
+
+def cmd_check_lock(args) -> int:
+    from .housekeeping import check_lock
+
+    state = check_lock(args.directory)
+    if state.holders:
+        holder = state.holders[0]
+        print(f"irgrid check-lock: a Snakemake run is active in {state.directory} (pid {holder.pid}: "
+              f"{holder.command[:200]}); wait for it to finish, or stop it with 'kill {holder.pid}'", file=sys.stderr)
+        return 2
+    if state.removed:
+        print(f"irgrid check-lock: removed a stale Snakemake lock in {state.directory / '.snakemake' / 'locks'} "
+              "(no Snakemake process runs in this directory; the run that held it was killed)", file=sys.stderr)
+    return 0
 
 
 def cmd_synthesize(args) -> None:
@@ -475,12 +557,50 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        args.func(args)
+        code = args.func(args)
     except (InputFormatError, ConfigError, ChecksumError, CollectionNotAvailable) as error:
         # The message already names the file, the line and what was expected.
         print(f"irgrid {args.command}: error: {error}", file=sys.stderr)
         return 2
-    return 0
+    except OSError as error:
+        # A full disk, an unwritable or missing directory: one line naming the path, not a traceback.
+        print(f"irgrid {args.command}: error: {describe_os_error(error, _outputs(args))}", file=sys.stderr)
+        return 1
+    return code or 0
+
+
+def _outputs(args) -> list[str]:
+    """What the command writes (``--out``, ``--out-dir``...), to name when an error does not say which file."""
+    paths = []
+    for name in ("out", "out_dir", "table_dir", "figure_dir"):
+        value = getattr(args, name, None)
+        paths += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    return paths
+
+
+def describe_os_error(error: OSError, outputs: list[str] | None = None) -> str:
+    """``path: reason`` for an operating-system error (``results/x: No space left on device``).
+
+    Errors from inside pyarrow carry no file name, and an ``[errno 28]`` only in their text; a full
+    disk or a refused write is then reported against the command's outputs (``outputs``).
+    """
+    text = " ".join(str(error).split())
+    errno = error.errno
+    if errno is None:
+        found = re.search(r"\[errno (\d+)\]", text, re.IGNORECASE)
+        errno = int(found.group(1)) if found else None
+    hint = {28: " (free space on that file system, or write results elsewhere)",
+            122: " (your disk quota is used up)",
+            13: " (make the directory writable for you, or run where you may write)",
+            27: " (a file size limit, ulimit -f, stopped the write)",
+            30: " (the file system is read-only; run where you may write)"}.get(errno, "")
+    if error.filename is not None:
+        where = str(error.filename) + (f" -> {error.filename2}" if error.filename2 is not None else "")
+        return f"{where}: {error.strerror or text}{hint}"
+    if hint and outputs:
+        shown = ", ".join(outputs[:3]) + (f" and {len(outputs) - 3} more" if len(outputs) > 3 else "")
+        return f"writing {shown}: {text}{hint}"
+    return f"{type(error).__name__}: {text}{hint}"
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ naming it.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -46,16 +47,62 @@ def resolve_path(path: str | os.PathLike, base: Path = REPO_ROOT) -> Path:
 
 
 def validate(data: Any, schema_name: str, source: str) -> Any:
-    """Validate ``data`` against ``workflow/schemas/{schema_name}``, filling in schema defaults."""
+    """Validate ``data`` against ``workflow/schemas/{schema_name}``, filling in schema defaults.
+
+    The first problem becomes one line naming ``source`` and the key (:func:`describe_schema_error`),
+    not jsonschema's dump of the whole schema.
+    """
     schema = load_yaml(SCHEMA_DIR / schema_name)
     validator_class = jsonschema.validators.validator_for(schema)
     fill_defaults = _extend_with_defaults(validator_class)
-    errors = sorted(fill_defaults(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(fill_defaults(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        error = errors[0]
-        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: invalid value at '{where}': {error.message}")
+        raise ConfigError(f"{source}: {describe_schema_error(errors[0])}")
     return data
+
+
+def describe_schema_error(error: jsonschema.ValidationError) -> str:
+    """One line saying where a schema violation is and what was expected.
+
+    An unknown key gets the closest known keys (``did you mean 'num_shards'?``); a value that fits
+    none of several alternatives (``oneOf``) is described by the alternative it came closest to,
+    e.g. ``[] should be non-empty`` for an empty grid list.
+    """
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # The alternative whose type the value has says what is wrong with it ("[] should be
+        # non-empty"), not the one of another type ("[] is not of type 'number'").
+        right_type = [e for e in error.context if e.validator != "type"]
+        error = jsonschema.exceptions.best_match(right_type or error.context)
+    where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        unknown = [key for key in error.instance if key not in known]
+        if unknown and known:
+            key = unknown[0]
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            place = "top-level key" if not error.absolute_path else f"key at {where!r}:"
+            return f"unknown {place} {key!r} ({hint}known keys: {', '.join(known)})"
+    return f"invalid value at {where!r}: {error.message}"
+
+
+#: What a name that reaches a path or a job name may hold: it becomes a directory in
+#: ``results/{collection}/runs/{analyzer}/{queryset}/{model}/``, so ``/`` would make two levels and
+#: ``..`` would leave the directory; blanks and shell characters would break commands.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def check_name(name: Any, what: str, source: str, key: str) -> str:
+    """``name`` if it is a safe file name (:data:`SAFE_NAME`, not ``.`` or ``..``), else a ConfigError.
+
+    The error names the config file (``source``), the key holding the name and what is allowed.
+    """
+    text = str(name)
+    if not SAFE_NAME.fullmatch(text) or text in (".", ".."):
+        raise ConfigError(f"{source}: {key}: {what} name {text!r} is not allowed: a name becomes part of "
+                          "result paths, so it must be letters, digits, '_', '-', '.' or '+' "
+                          "(not '.' or '..', no '/' or blanks)")
+    return text
 
 
 def _extend_with_defaults(validator_class):
@@ -106,16 +153,62 @@ def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, 
     registry_path = resolve_path(config["registry"])
     config["_registry"] = load_registry(registry_path)
     experiments = {}
+    sources = {}  # experiment -> its file (or config key), for errors about its contents
     for name, experiment in config["experiments"].items():
+        check_name(name, "experiment", source, f"experiments/{name}")
         if isinstance(experiment, str):
             path = resolve_path(experiment)
+            sources[name] = str(path)
             experiment = validate(load_yaml(path), "experiment.schema.yaml", str(path))
         else:
-            experiment = validate(dict(experiment), "experiment.schema.yaml", f"{source}: experiments/{name}")
+            sources[name] = f"{source}: experiments/{name}"
+            experiment = validate(dict(experiment), "experiment.schema.yaml", sources[name])
         experiments[name] = experiment
     config["_experiments"] = experiments
+    # Where each experiment was read from, for errors found after validation (names, parameter ranges).
+    config["_experiment_sources"] = sources
+    _check_names(config, source, str(registry_path))
     _check_references(config)
+    _check_stop_lists(config, source)
     return config
+
+
+def _check_names(config: Mapping[str, Any], source: str, registry_source: str) -> None:
+    """Every name that becomes a path part or a job name (:func:`check_name`), where it is written."""
+    for analyzer in config["analyzers"]:
+        check_name(analyzer, "analyzer", source, f"analyzers/{analyzer}")
+    for collection, spec in config["_registry"].items():
+        check_name(collection, "collection", registry_source, collection)
+        for queryset in spec.querysets:
+            check_name(queryset, "query set", registry_source, f"{collection}/querysets/{queryset}")
+    for name, experiment in config["_experiments"].items():
+        where = config["_experiment_sources"][name]
+        for queryset in experiment.get("querysets") or []:
+            check_name(queryset, "query set", where, "querysets")
+        for analyzer in experiment_analyzers(experiment):
+            check_name(analyzer, "analyzer", where, "analyzer")
+        for model_name, model in experiment["models"].items():
+            check_name(model_name, "model", where, f"models/{model_name}")
+            for parameter in model.get("grid", {}):
+                check_name(parameter, "parameter", where, f"models/{model_name}/grid/{parameter}")
+
+
+def _check_stop_lists(config: Mapping[str, Any], source: str) -> None:
+    """A stop list that is neither a built-in name nor an existing file stops the run before any job.
+
+    Found by the index job instead, a typo would fail only after ``snakemake -n`` had passed and
+    the job had started replacing the analyzer's index.
+    """
+    from .analysis.stopwords import BUILTIN_STOPLISTS
+
+    for name, analyzer in config["analyzers"].items():
+        stopwords = analyzer.get("stopwords", "none")
+        if stopwords in BUILTIN_STOPLISTS or Path(stopwords).is_file():
+            continue
+        close = difflib.get_close_matches(stopwords, BUILTIN_STOPLISTS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{source}: analyzers/{name}/stopwords: stop list {stopwords!r} is neither one of "
+                          f"{', '.join(BUILTIN_STOPLISTS)} nor an existing file{hint}")
 
 
 def _check_references(config: Mapping[str, Any]) -> None:
@@ -123,8 +216,9 @@ def _check_references(config: Mapping[str, Any]) -> None:
     registry = config["_registry"]
     config["measures"] = canonical_measures(config["measures"], "measures")
     families: dict[str, str] = {}
+    sources = config.get("_experiment_sources", {})
     for name, experiment in config["_experiments"].items():
-        where = f"experiment {name!r}"
+        where = f"{sources[name]}: experiment {name!r}" if name in sources else f"experiment {name!r}"
         for collection in experiment["collections"]:
             if collection not in registry:
                 raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
@@ -153,6 +247,10 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        from .report.claims import parse_claims  # late: the report package is only needed here
+
+        experiment["claims"] = [claim.to_dict() for claim in parse_claims(
+            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where))]
         swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
         for parameter in experiment.get("parameter_figures", []):
             if parameter not in swept:
@@ -172,6 +270,12 @@ def _check_references(config: Mapping[str, Any]) -> None:
                     f"{where}: model {model_name!r} ({family}) has no parameter {', '.join(unknown)}; "
                     f"its parameters are {instance.parameter_names()}"
                 )
+            try:
+                model_points(model)
+            except ConfigError as error:
+                # the family's message names the parameter and its range; say where the value is written
+                source = sources.get(name, where)
+                raise ConfigError(f"{source}: models/{model_name}/grid: {error}") from None
 
 
 def canonical_measures(names, where: str) -> list[str]:

@@ -8,6 +8,8 @@ rule build_index:
         directory("results/{collection}/index/{analyzer}"),
     log:
         "logs/{collection}/index/{analyzer}.log",
+    benchmark:
+        "results/benchmarks/{collection}/index/{analyzer}.tsv"
     params:
         analyzer=analyzer_json,
         num_buckets=f"--num-buckets {config['index']['num_buckets']}" if config["index"]["num_buckets"] else "",

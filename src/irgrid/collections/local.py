@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputFormatError
-from .records import Document, Query
-from .textio import iter_files, iter_lines, normalize_numeric_id
+from .records import Document, Query, located
+from .textio import check_identifier, iter_files, iter_lines, normalize_numeric_id
 
 DOCNO_KEYS = ("docno", "id", "doc_id", "docid", "_id")
 QID_KEYS = ("qid", "query_id", "id", "_id")
@@ -48,7 +48,7 @@ def _text_value(value: object) -> str | None:
 
 
 def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: str | None,
-                        encoding: str) -> Iterator[tuple[str, dict[str, str]]]:
+                        encoding: str) -> Iterator[tuple[str, dict[str, str], int]]:
     keys = (id_field,) if id_field else id_keys
     for line_no, line in iter_lines(path, encoding):
         if not line.strip():
@@ -64,6 +64,7 @@ def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: s
         if isinstance(identifier, bool) or not isinstance(identifier, (str, int)) or str(identifier).strip() == "":
             raise InputFormatError(path, line_no, f"an id (string or integer) under one of the keys {list(keys)}",
                                    found=line)
+        check_identifier(str(identifier).strip(), path, line_no, f"id under key {key!r}", found=line)
         fields = {}
         for name, value in record.items():
             if name == key:
@@ -71,11 +72,11 @@ def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: s
             text = _text_value(value)
             if text is not None:
                 fields[name] = text
-        yield str(identifier).strip(), fields
+        yield str(identifier).strip(), fields, line_no
 
 
 def _iter_tsv_records(path: os.PathLike, what: str, header_ids: tuple[str, ...],
-                      encoding: str) -> Iterator[tuple[str, dict[str, str]]]:
+                      encoding: str) -> Iterator[tuple[str, dict[str, str], int]]:
     first = True
     for line_no, line in iter_lines(path, encoding):
         if not line.strip():
@@ -87,7 +88,8 @@ def _iter_tsv_records(path: os.PathLike, what: str, header_ids: tuple[str, ...],
         first = False
         if not tab or not identifier.strip():
             raise InputFormatError(path, line_no, f"'{what}<TAB>text'", found=line)
-        yield identifier.strip(), {"text": text.strip()}
+        check_identifier(identifier.strip(), path, line_no, what, found=line)
+        yield identifier.strip(), {"text": text.strip()}, line_no
 
 
 def _check_layout(layout: str) -> None:
@@ -104,8 +106,8 @@ def iter_local_documents(path: str | os.PathLike, layout: str = "jsonl", id_fiel
             records = _iter_jsonl_records(file_path, DOCNO_KEYS, id_field, encoding)
         else:
             records = _iter_tsv_records(file_path, "docno", DOCNO_KEYS, encoding)
-        for docno, fields in records:
-            yield Document(docno, fields)
+        for docno, fields, line_no in records:
+            yield located(Document(docno, fields), file_path, line_no)
 
 
 def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field: str | None = None,
@@ -116,5 +118,5 @@ def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field:
         records = _iter_jsonl_records(Path(path), QID_KEYS, id_field, encoding)
     else:
         records = _iter_tsv_records(Path(path), "qid", QID_KEYS, encoding)
-    for qid, fields in records:
-        yield Query(normalize_numeric_id(qid), fields)
+    for qid, fields, line_no in records:
+        yield located(Query(normalize_numeric_id(qid), fields), path, line_no)

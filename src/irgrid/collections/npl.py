@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ..errors import InputFormatError
 from .qrels import map_relevance
-from .records import Document, Qrel, Query
+from .records import Document, Qrel, Query, located
 from .textio import iter_lines, normalize_numeric_id
 
 
@@ -69,13 +69,13 @@ def iter_npl_records(path: str | os.PathLike, encoding: str = "utf-8") -> Iterat
 def iter_npl_documents(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Document]:
     """Documents of ``doc-text``: docno = record id, one field ``text``."""
     for record in iter_npl_records(path, encoding):
-        yield Document(record.record_id, {"text": "\n".join(record.lines).strip()})
+        yield located(Document(record.record_id, {"text": "\n".join(record.lines).strip()}), path, record.line_no)
 
 
 def iter_npl_queries(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Query]:
     """Queries of ``query-text``: qid = record id, one field ``text``."""
     for record in iter_npl_records(path, encoding):
-        yield Query(record.record_id, {"text": "\n".join(record.lines).strip()})
+        yield located(Query(record.record_id, {"text": "\n".join(record.lines).strip()}), path, record.line_no)
 
 
 def iter_npl_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None = None,

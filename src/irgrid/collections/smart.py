@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..errors import InputFormatError
-from .records import Document, Query
+from .records import Document, Query, located
 from .textio import iter_lines, normalize_numeric_id
 
 # ".I 12" (record start) or ".T" (field start). A field tag may carry text on the same line in
@@ -91,7 +91,7 @@ def iter_smart_records(path: str | os.PathLike, encoding: str = "utf-8") -> Iter
 def iter_smart_documents(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Document]:
     """Documents of a SMART file; the docno is the ``.I`` id without leading zeros."""
     for record in iter_smart_records(path, encoding):
-        yield Document(normalize_numeric_id(record.record_id), record.fields)
+        yield located(Document(normalize_numeric_id(record.record_id), record.fields), path, record.line_no)
 
 
 def iter_smart_queries(path: str | os.PathLike, query_id: str = "record",
@@ -106,4 +106,4 @@ def iter_smart_queries(path: str | os.PathLike, query_id: str = "record",
         raise ValueError(f"query_id must be 'record' or 'position', not {query_id!r}")
     for position, record in enumerate(iter_smart_records(path, encoding), start=1):
         qid = str(position) if query_id == "position" else normalize_numeric_id(record.record_id)
-        yield Query(qid, record.fields)
+        yield located(Query(qid, record.fields), path, record.line_no)

@@ -103,10 +103,16 @@ def _load_json(path: Path, encoding: str) -> Any:
 
 
 def _identifier(value: Any) -> str | None:
-    """A usable id: a non-empty string or an integer, as a stripped string; else None."""
+    """A usable id: a non-empty string or an integer without inner blanks, as a stripped string; else None.
+
+    An id becomes one field of a TREC run line (``qid Q0 docno rank score tag``): inner blanks
+    would split it.
+    """
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return None
     text = str(value).strip()
+    if any(character.isspace() for character in text):
+        return None
     return text or None
 
 
@@ -134,7 +140,10 @@ def iter_squad_paragraphs(path: str | os.PathLike, role: str, encoding: str = "u
         if not isinstance(article, dict):
             raise JSONStructureError(path, where_article, "an article object", found=_shown(article))
         paragraphs = _require(article, "paragraphs", list, path, where_article, "a 'paragraphs' list")
-        article_name = _identifier(article.get("id")) or _identifier(article.get("title"))
+        title = article.get("title")
+        # a title names paragraphs without ids; its blanks become '_' (SQuAD's titles already have none)
+        title = "_".join(title.split()) if isinstance(title, str) else title
+        article_name = _identifier(article.get("id")) or _identifier(title)
         for p, paragraph in enumerate(paragraphs):
             where = f"{where_article}.paragraphs[{p}]"
             if not isinstance(paragraph, dict):
@@ -143,7 +152,7 @@ def iter_squad_paragraphs(path: str | os.PathLike, role: str, encoding: str = "u
             if "id" in paragraph:
                 docno = _identifier(paragraph["id"])
                 if docno is None:
-                    raise JSONStructureError(path, where, "an 'id' (non-empty string or integer)",
+                    raise JSONStructureError(path, where, "an 'id' (non-empty string or integer, no blanks)",
                                              found=_shown(paragraph["id"]))
             elif article_name is not None:
                 docno = f"{article_name}-{p}"
@@ -158,7 +167,7 @@ def iter_squad_paragraphs(path: str | os.PathLike, role: str, encoding: str = "u
                     raise JSONStructureError(path, where_qa, "a question object", found=_shown(qa))
                 qid = _identifier(qa.get("id"))
                 if qid is None:
-                    raise JSONStructureError(path, where_qa, "an 'id' (non-empty string or integer)",
+                    raise JSONStructureError(path, where_qa, "an 'id' (non-empty string or integer, no blanks)",
                                              found=_shown(qa["id"]) if "id" in qa else None)
                 question = _require(qa, "question", str, path, where_qa, "a 'question' string")
                 _require(qa, "answers", list, path, where_qa, "an 'answers' list", default=[])

@@ -70,6 +70,20 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[tup
             yield line_no, text.rstrip("\r\n")
 
 
+def check_identifier(identifier: str, path: str | os.PathLike, line_no: int | None, what: str,
+                     found: str | None = None) -> str:
+    """``identifier`` if it holds no whitespace, else an :class:`InputFormatError` at ``path:line_no``.
+
+    An id is one token everywhere downstream: a TREC run line is ``qid Q0 docno rank score tag``,
+    six blank-separated fields, and a qid ``"3 a"`` would make seven; a space inside an id would
+    also change its meaning once a tool splits the line again.
+    """
+    if not identifier or any(character.isspace() for character in identifier):
+        raise InputFormatError(path, line_no, f"a {what} without blanks (one token, e.g. '1', 'FT911-3')",
+                               found=identifier if found is None else found)
+    return identifier
+
+
 def normalize_numeric_id(identifier: str) -> str:
     """Drop leading zeros from an all-digit id ("01" -> "1", "000" -> "0"); others unchanged.
 

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 
 from ..errors import InputFormatError
 from .qrels import iter_trec_qrels
-from .records import Document, Query
+from .records import Document, Query, located
 from .textio import iter_files, iter_lines, normalize_numeric_id
 
 __all__ = ["iter_trec_documents", "iter_trec_topics", "iter_trec_qrels", "DEFAULT_TOPIC_QUERYSETS"]
@@ -127,7 +127,7 @@ def _make_document(path: os.PathLike, start_line: int, body: str) -> Document:
     if not docno or len(docno.split()) != 1:
         raise InputFormatError(path, start_line, "a <DOCNO> element holding one id in the document opened on this line",
                                found=docno or "no DOCNO")
-    return Document(docno, fields)
+    return located(Document(docno, fields), path, start_line)
 
 
 def iter_trec_documents(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Document]:
@@ -182,7 +182,7 @@ def _parse_topic(path: os.PathLike, start_line: int, lines: list[tuple[int, str]
         raise InputFormatError(path, field_lines.get("num", start_line),
                                "a topic number ('<num> Number: 301') in the topic opened on line "
                                f"{start_line}", found=number or "no <num>")
-    return Query(normalize_numeric_id(number), texts)
+    return located(Query(normalize_numeric_id(number), texts), path, start_line)
 
 
 def iter_trec_topics(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Query]:

@@ -7,9 +7,9 @@ Snakemake (or a person) could take for a finished one.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,9 +17,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, InputFormatError
-from ..io import publish_mode, temporary_dir
+from ..io import atomic_path, replace_dir, temporary_dir_for
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
+from .records import location
 from .spec import CollectionSpec
+
+log = logging.getLogger(__name__)
 
 DOCS_SCHEMA = pa.schema([("docno", pa.string()), ("text", pa.string())])
 TOPICS_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
@@ -54,7 +57,7 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     num_docs = sum(1 for _ in iter_documents(spec, files))
     bounds = shard_bounds(num_docs, num_shards)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    temp_dir = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    temp_dir = temporary_dir_for(out_dir)
     try:
         documents = iter_documents(spec, files)
         seen: set[str] = set()  # docnos: a repeated one would make two documents of one id in the index
@@ -67,9 +70,9 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                     if document is None:
                         raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
                     if document.docno in seen:
-                        raise InputFormatError(_source_of(spec, files, "docs"), None,
-                                               f"each document id once in collection {spec.id!r}",
-                                               found=f"document {document.docno!r} twice")
+                        raise _repeated_id(spec, files, "docs", document, iter_documents(spec, files),
+                                           f"each document id once in collection {spec.id!r}",
+                                           f"document {document.docno!r}")
                     seen.add(document.docno)
                     docnos.append(document.docno)
                     texts.append(document_text(spec, document))
@@ -88,29 +91,30 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     return [out_dir / shard_name(index) for index in range(num_shards)]
 
 
-def _replace_dir(source: Path, target: Path) -> None:
-    """Rename ``source`` to ``target``, replacing an existing ``target`` directory."""
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.replace(target, old / target.name)
-        os.replace(source, target)
-        shutil.rmtree(old)
-    else:
-        os.replace(source, target)
+_replace_dir = replace_dir
 
 
 def _write_table(columns: Iterable[list], schema: pa.Schema, out_path: str | os.PathLike) -> None:
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(handle)
-    try:
-        pq.write_table(pa.table(list(columns), schema=schema), temp_name)
-        publish_mode(temp_name)
-        os.replace(temp_name, out_path)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
+    with atomic_path(out_path) as tmp:
+        pq.write_table(pa.table(list(columns), schema=schema), tmp)
+
+
+def _repeated_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, record, records, expected: str,
+                 what: str) -> InputFormatError:
+    """The error for a record whose id came before: at the record's file and line, naming the first one.
+
+    The first occurrence is found by reading the records again (from ``records``, a fresh
+    iterator), only on this error path: remembering every id's line would cost memory on every
+    run for the benefit of a failing one.
+    """
+    identifier = record[0]
+    first = next((earlier for earlier in records if earlier[0] == identifier), None)
+    source, line = location(record)
+    first_source, first_line = location(first) if first is not None else (None, None)
+    if first_line is not None:
+        place = f"line {first_line}" if first_source == source else f"{first_source}:{first_line}"
+        expected += f"; {what} is also on {place}"
+    return InputFormatError(source or _source_of(spec, files, role), line, expected, found=f"{what} again")
 
 
 def _source_of(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> str:
@@ -145,19 +149,63 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
             continue
         if query.qid in seen:
             # kept, the later query would silently replace the earlier one in every run
-            raise InputFormatError(_source_of(spec, files, "queries"), None, f"each query id once in query set "
-                                   f"{queryset!r} of collection {spec.id!r}", found=f"query {query.qid!r} twice")
+            earlier = (q for q in iter_queries(spec, files) if in_queryset(q.fields, names))
+            raise _repeated_id(spec, files, "queries", query, earlier, f"each query id once in query set "
+                               f"{queryset!r} of collection {spec.id!r}", f"query {query.qid!r}")
         seen.add(query.qid)
         qids.append(query.qid)
         texts.append(query_text(spec, query, queryset))
     _write_table([qids, texts], TOPICS_SCHEMA, out_path)
 
 
-def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str | os.PathLike) -> None:
-    """Write the judgements in file order: ``qid``, ``docno``, ``relevance`` (int32, already graded)."""
+def read_docnos(docs_dir: str | os.PathLike) -> set[str]:
+    """The docnos of a collection's document shards (``part-*.parquet`` under ``docs_dir``)."""
+    shards = sorted(Path(docs_dir).glob("part-*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"{docs_dir}: no document shards (part-*.parquet)")
+    return {docno for shard in shards for docno in pq.read_table(shard, columns=["docno"]).column("docno").to_pylist()}
+
+
+#: more than this share of the judged documents unknown to the collection: the qrels belong to another one
+MAX_UNKNOWN_SHARE = 0.5
+_EXAMPLES = 5
+
+
+def check_judged_docnos(source: str, collection_id: str, judged: Iterable[str], known: set[str]) -> list[str]:
+    """The judged docnos the collection does not have, in first-judged order, each once; logged with examples.
+
+    A few are common (a document withdrawn after judging) and count as non-relevant-and-unretrievable;
+    more than half (:data:`MAX_UNKNOWN_SHARE`) of the distinct judged documents unknown means the qrels
+    file is paired with the wrong collection (or the docnos are written differently), an
+    :class:`~irgrid.errors.InputFormatError` naming ``source``.
+    """
+    distinct = list(dict.fromkeys(judged))
+    unknown = [docno for docno in distinct if docno not in known]
+    if not unknown:
+        log.info("%s: all %d judged documents are in collection %r", source, len(distinct), collection_id)
+        return unknown
+    examples = ", ".join(repr(docno) for docno in unknown[:_EXAMPLES]) + (", ..." if len(unknown) > _EXAMPLES else "")
+    if len(unknown) > MAX_UNKNOWN_SHARE * len(distinct):
+        raise InputFormatError(source, None, f"judgements of documents of collection {collection_id!r} "
+                               f"({len(known)} documents; are these the qrels of another collection?)",
+                               found=f"{len(unknown)} of {len(distinct)} judged documents not in it, e.g. {examples}")
+    log.warning("%s: %d of %d judged documents are not in collection %r (kept: judged, never retrieved), e.g. %s",
+                source, len(unknown), len(distinct), collection_id, examples)
+    return unknown
+
+
+def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str | os.PathLike,
+                known_docnos: set[str] | None = None) -> None:
+    """Write the judgements in file order: ``qid``, ``docno``, ``relevance`` (int32, already graded).
+
+    With ``known_docnos`` (the collection's docnos, :func:`read_docnos`) the judged documents are
+    checked against them first (:func:`check_judged_docnos`); nothing is written if that fails.
+    """
     qids, docnos, grades = [], [], []
     for qrel in iter_qrels(spec, files):
         qids.append(qrel.qid)
         docnos.append(qrel.docno)
         grades.append(qrel.relevance)
+    if known_docnos is not None:
+        check_judged_docnos(_source_of(spec, files, "qrels"), spec.id, docnos, known_docnos)
     _write_table([qids, docnos, grades], QRELS_SCHEMA, out_path)

@@ -24,7 +24,7 @@ The task graph::
 * The driver only handles file names, row counts and small summaries; it never
   holds the collection.
 
-Everything is written to ``<out_dir>.tmp-<random>`` and renamed to ``out_dir``
+Everything is written to ``.<name>.<host>~<pid>~<token>.tmp`` beside ``out_dir`` and renamed to it
 only when complete.  Parquet files are written deterministically (combined
 chunks, fixed row-group sizes, explicit schemas without pandas metadata), so the
 same collection and analyzer give byte-identical files whatever the number of
@@ -55,6 +55,7 @@ from irgrid.analysis import Analyzer
 from irgrid.analysis.stem import get_stemmer
 from irgrid.errors import ConfigError, InputFormatError
 from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+from irgrid.io import remove_dead_leftovers, temporary_name
 
 FORMAT_VERSION = 2
 
@@ -765,7 +766,7 @@ def _resolve_scheduler(scheduler):
 def _install(tmp: Path, out_dir: Path) -> None:
     """Move the finished ``tmp`` to ``out_dir``, replacing a previous index."""
     if out_dir.exists() or out_dir.is_symlink():
-        old = out_dir.with_name(f"{out_dir.name}.old-{secrets.token_hex(4)}")
+        old = temporary_name(out_dir, "old")
         os.rename(out_dir, old)
         os.rename(tmp, out_dir)
         if old.is_dir() and not old.is_symlink():
@@ -829,7 +830,8 @@ def build_index(
 
     local, client, owns_client = _resolve_scheduler(scheduler)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.with_name(f"{out_dir.name}.tmp-{secrets.token_hex(6)}")
+    remove_dead_leftovers(out_dir)  # what a killed build of this index left
+    tmp = temporary_name(out_dir)
     futures = None
     try:
         # All directories exist before any task runs; tasks never create any, so
@@ -843,7 +845,7 @@ def build_index(
 
         import dask
 
-        token = tmp.name.rsplit("-", 1)[-1]
+        token = secrets.token_hex(6)
         tmp_s = str(tmp)
         shard_tasks = [
             dask.delayed(analyze_shard, pure=False)(

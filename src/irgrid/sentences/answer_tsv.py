@@ -48,7 +48,7 @@ from typing import NamedTuple
 from ..collections.qrels import map_relevance
 from ..collections.records import Document, Qrel, Query
 from ..collections.spec import ANSWER_TSV_COLUMNS
-from ..collections.textio import iter_lines, normalize_numeric_id
+from ..collections.textio import check_identifier, iter_lines, normalize_numeric_id
 from ..errors import InputFormatError
 from .trecqa import SENTENCE_FIELD, SentenceDocnos, SplitStatistics, sentence_docno
 
@@ -111,6 +111,7 @@ def iter_answer_tsv_pairs(path: str | os.PathLike, role: str = "", encoding: str
         qid = fields[index["qid"]].strip()
         if not qid:
             raise InputFormatError(path, line_no, f"a question id in column {names['qid']!r}", found=line)
+        check_identifier(qid, path, line_no, f"question id (column {names['qid']!r})", found=line)
         qid = normalize_numeric_id(qid)
         label = fields[index["label"]].strip()
         if not _INTEGER.fullmatch(label):

@@ -38,7 +38,6 @@ import pickle
 import re
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -49,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, InputFormatError
-from ..io import publish_mode, temporary_dir
+from ..io import publish_mode, replace_dir, temporary_dir_for, temporary_name
 from ..parsing.pipeline import DEFAULT_PIPELINE, PYPI_MIRRORS, load_pipeline
 from .parse import ROOT, Parse, ParseError
 
@@ -214,8 +213,7 @@ def _write_table(table: pa.Table, path: Path) -> None:
     Creates no directory: a task of a failed run cannot bring back a temporary
     directory the driver removed.
     """
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
+    temp_name = str(temporary_name(path))
     try:
         pq.write_table(table, temp_name)
         publish_mode(temp_name)
@@ -355,15 +353,7 @@ def _parse_shard(shard: str, out: str, carried_pickle: bytes, pipeline: str, bat
             "seconds": time.perf_counter() - start, "started": started, "pid": os.getpid()}
 
 
-def _replace_dir(source: Path, target: Path) -> None:
-    """Rename ``source`` to ``target``, replacing an existing ``target`` directory."""
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.replace(target, old / target.name)
-        os.replace(source, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(source, target)
+_replace_dir = replace_dir
 
 
 def _remove_tree(path: Path, timeout_seconds: float = 60.0) -> None:
@@ -450,7 +440,7 @@ def parse_document_shards(docs_dir: str | os.PathLike, out_dir: str | os.PathLik
     import dask
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    tmp = temporary_dir_for(out_dir)
     try:
         token = secrets.token_hex(6)
         tasks = [dask.delayed(_parse_shard, pure=False)(str(shard), str(tmp / shard.name), payload, pipeline,

@@ -70,7 +70,7 @@ from typing import NamedTuple
 
 from ..collections.qrels import map_relevance
 from ..collections.records import Document, Qrel, Query
-from ..collections.textio import iter_lines, normalize_numeric_id
+from ..collections.textio import check_identifier, iter_lines, normalize_numeric_id
 from ..errors import InputFormatError
 from .parse import Parse, check_parse
 
@@ -284,6 +284,7 @@ def iter_trecqa_pairs(path: str | os.PathLike, role: str = "", encoding: str = "
             qid = (match.group(1) or match.group(2) or "").strip()
             if not qid:
                 raise InputFormatError(path, line_no, "a non-empty id in <QApairs id='...'>", found=line)
+            check_identifier(qid, path, line_no, "QApairs id", found=line)
             pairs_line, qid, question, candidates = line_no, normalize_numeric_id(qid), None, []
         elif tag in _OPEN_ELEMENT:
             kind, element_line, body = _OPEN_ELEMENT[tag], line_no, []
