@@ -122,4 +122,5 @@ def test_index_survives_a_worker_killed_mid_build(tmp_path, loopback_cluster):
 
     assert outcome["stats"] == reference
     assert file_hashes(tmp_path / "cluster") == file_hashes(tmp_path / "local")
-    assert not list(tmp_path.glob("cluster.tmp-*"))
+    # nothing left beside the two indexes (no temporary build directory)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster", "dask-logs", "local", "scheduler.json", "synthetic"]

@@ -29,8 +29,9 @@ from irgrid.errors import ConfigError
 #: only hands out file names and gathers small summaries
 DRIVER_THREADS = 1
 DRIVER_MEM_MB = 1000
-#: a local build: Dask processes in the job, memory for a bucket task per process
-LOCAL_MEM_MB = 2000
+#: a local build: Dask processes in the job; 1M- and 3M-document builds peak near 1.5 GiB for the
+#: whole process tree (docs/architecture.md), and SLURM kills a job over its memory
+LOCAL_MEM_MB = 4000
 LOCAL_RUNTIME_MINUTES = 240
 
 
