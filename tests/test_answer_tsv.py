@@ -184,7 +184,7 @@ BAD_INPUTS = {
     "two question texts": (with_row(2, 1, "how are glacier caves made?"), 4,
                            "expected the text of question 'Q1' as on line 2: 'how are glacier caves formed?', "
                            "found 'how are glacier caves made?'"),
-    "empty file": ("", None, "expected a header line naming the columns, found 'an empty file'"),
+    "empty file": ("", 1, "expected a header line naming the columns, found 'an empty file'"),
 }
 
 
