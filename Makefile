@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 		|| echo "warning: wordnet-base not installed: the wordnet stemmer will ask for it"; fi
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,slurm]'
 	touch $@
 
 setup: $(VENV)/.installed

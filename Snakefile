@@ -1,10 +1,14 @@
 # irgrid: reproduce the tables of IR papers. Stages live in workflow/rules/, logic in src/irgrid/.
 from snakemake.utils import min_version
 
-min_version("8.20")
+# 9.1.5: params computed from `output` are not rerun triggers (where raw files are read from; common.smk)
+min_version("9.1.5")
 
 
 configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
@@ -15,6 +19,13 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/axioms.smk"
 include: "workflow/rules/report.smk"
+
+
+# A failed run ends with one line: the first failed job, its cause and its log (irgrid.jobs.failures).
+onerror:
+    from irgrid.jobs.failures import report_first_failure
+
+    report_first_failure(log)
 
 
 rule all:

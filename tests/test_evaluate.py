@@ -178,3 +178,28 @@ def test_a_query_whose_rows_are_split_apart_is_evaluated_whole():
     pd.testing.assert_frame_equal(got, expected)
     # AP of query 1: relevant at ranks 1 and 3, (1/1 + 2/3) / 2
     assert expected["value"].iloc[0] == pytest.approx((1 + 2 / 3) / 2)
+
+
+def test_a_run_as_an_arrow_table_gives_the_values_of_ir_measures_on_the_frame(tmp_path):
+    """What `irgrid evaluate` hands over (read_run_table: Arrow, no pandas) against ir-measures on the frame."""
+    import ir_measures
+
+    from irgrid.retrieve import read_run_table
+
+    qrels_path, topics_path, run_paths = write_inputs(tmp_path)
+    measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000", "RR"]
+    qrels = pd.DataFrame({"query_id": RUN_QRELS["qid"], "doc_id": RUN_QRELS["docno"], "relevance": RUN_QRELS["relevance"]})
+    topics = [str(q) for q in range(1, 8)]
+    evaluator = RunEvaluator(RUN_QRELS, measures, topics)
+    for run, path in zip(several_runs()[:4], run_paths):
+        frame = pd.DataFrame({"query_id": run["qid"], "doc_id": run["docno"], "score": -run["rank"].astype(float)})
+        expected = {(m.query_id, str(m.measure)): m.value
+                    for m in ir_measures.iter_calc([ir_measures.parse_measure(name) for name in measures], qrels, frame)}
+        table = read_run_table(path)
+        got = evaluator.evaluate(table)
+        assert list(got.columns) == ["qid", "measure", "value"]
+        assert len(got) == len(topics) * len(measures)
+        for qid, measure, value in got.itertuples(index=False):
+            assert value == expected.get((qid, measure), 0.0), (qid, measure)
+        # and the same frame as the pandas path, row for row
+        pd.testing.assert_frame_equal(got, evaluator.evaluate(run))

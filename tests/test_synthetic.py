@@ -10,7 +10,15 @@ import pytest
 
 from irgrid.cli import main
 from irgrid.errors import ConfigError
-from irgrid.synthetic import SYLLABLES, SyntheticSpec, queries_table, shard_table, word_strings, write_synthetic_collection
+from irgrid.synthetic import (
+    SYLLABLES,
+    SyntheticSpec,
+    qrels_table,
+    queries_table,
+    shard_table,
+    word_strings,
+    write_synthetic_collection,
+)
 
 SMALL = SyntheticSpec(num_docs=3000, vocabulary_size=2000, mean_length=50, num_queries=40,
                       query_rank_band=(20, 1500), docs_per_shard=1000, seed=7)
@@ -27,7 +35,7 @@ def test_words_are_distinct_alphabetic_and_frequent_ones_short():
 def test_same_spec_same_bytes_and_resume(tmp_path):
     a = write_synthetic_collection(SMALL, tmp_path / "a")
     b = write_synthetic_collection(SMALL, tmp_path / "b")
-    for name in ["docs/part-0000.parquet", "docs/part-0002.parquet", "topics.parquet", "spec.json"]:
+    for name in ["docs/part-0000.parquet", "docs/part-0002.parquet", "topics.parquet", "qrels.parquet", "spec.json"]:
         assert (a / name).read_bytes() == (b / name).read_bytes()
     assert json.loads((a / "spec.json").read_text())["seed"] == 7
     # a complete directory with the same spec is left as it is
@@ -64,6 +72,24 @@ def test_queries_take_distinct_words_from_the_band():
         words = text.split()
         assert 2 <= len(words) <= 6 and len(set(words)) == len(words)
         assert set(words) <= band
+
+
+def test_qrels_judge_distinct_documents_of_the_collection_per_query(tmp_path):
+    write_synthetic_collection(SMALL, tmp_path)
+    qrels = pq.read_table(tmp_path / "qrels.parquet").to_pandas()
+    docnos = set()
+    for part in sorted((tmp_path / "docs").glob("part-*.parquet")):
+        docnos.update(pq.read_table(part).column("docno").to_pylist())
+    assert set(qrels["docno"]) <= docnos
+    topics = pq.read_table(tmp_path / "topics.parquet").column("qid").to_pylist()
+    assert set(qrels["qid"]) == set(topics)  # every query judged (5-60 documents each)
+    sizes = qrels.groupby("qid").size()
+    assert sizes.min() >= 5 and sizes.max() <= 60
+    assert not qrels.duplicated(["qid", "docno"]).any()
+    assert set(qrels["relevance"]) == {0, 1, 2}
+    # a query's judgements do not depend on how many queries there are
+    fewer = qrels_table(SyntheticSpec(**{**SMALL.to_dict(), "num_queries": 3})).to_pandas()
+    assert fewer.equals(qrels[qrels["qid"].isin(["1", "2", "3"])].reset_index(drop=True))
 
 
 def test_bad_specs_are_refused():

@@ -208,7 +208,7 @@ def workflow(tmp_path_factory, mirror) -> Workflow:
     assert_ok(partial)
     first_run_mtime = (workdir / FIRST_RUN).stat().st_mtime_ns
     docs_mtime = (workdir / "results/adi/docs/part-0000.parquet").stat().st_mtime_ns
-    # The local profile: --rerun-incomplete and --show-failed-logs, as `make run` uses them.
+    # The local profile: --rerun-incomplete and the one-line failure summary, as `make run` uses them.
     full = snakemake(workdir, "--profile", str(REPO / "config" / "profiles" / "local"))
     assert_ok(full)
     return Workflow(workdir, partial, full, first_run_mtime, docs_mtime)
@@ -233,7 +233,7 @@ def test_partial_run_then_full_run_does_not_redo_finished_jobs(workflow):
         f"results/adi/runs/porter/text/bm25/{params}.parquet" for params in BM25_POINTS
     ]
     assert job_stats(workflow.full.stdout) == {
-        "qrels": 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1,
+        "qrels": 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1,
     }
     rerun = [path for paths in job_outputs(workflow.full.stdout).values() for path in paths]
     assert FIRST_RUN not in rerun
@@ -275,6 +275,7 @@ def test_one_log_per_job_mirroring_its_output(workflow):
         *(f"results/adi/{kind}/porter/text/{model}/chunk-all"
           for kind in ("runs", "eval") for model in ("bm25", "ql_dirichlet")),
         f"results/tables/{EXPERIMENT}/table",  # the multiext table.{md,tex,html,csv}
+        f"results/tables/{EXPERIMENT}/findings",  # findings.*, per_query.* and its figure
         "results/report.html",
     ]
     expected = set()
@@ -338,7 +339,7 @@ def test_changing_one_grid_value_reruns_only_its_chunk(workflow):
     with edited(experiment, "- 1000\n", "- 1500\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {RETRIEVE_QL: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {RETRIEVE_QL: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
     outputs = job_outputs(result.stdout)
     assert sorted(outputs[RETRIEVE_QL]) == [f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
     assert sorted(outputs[EVALUATE_QL]) == [f"results/adi/eval/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
@@ -363,7 +364,7 @@ def test_changing_the_measures_reruns_evaluations_not_retrieval(workflow):
     with edited(config, "- P@10\n", "- P@10\n- P@5\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
 
 
 @shared
@@ -374,7 +375,7 @@ def test_changing_the_analyzer_rebuilds_the_index_but_not_the_shards(workflow):
     assert_ok(result)
     assert job_stats(result.stdout) == {
         "build_index": 1, RETRIEVE_BM25: 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1,
-        "table": 1, "report": 1, "all": 1,
+        "table": 1, "findings": 1, "report": 1, "all": 1,
     }
 
 
@@ -462,7 +463,7 @@ def test_adding_a_point_reruns_only_the_chunk_it_falls_into(chunked_workflow):
     else:
         assert len(retrieve) >= 2  # the chunk overflowed and split
     assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
-    assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "report": 1, "all": 1}
+    assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "findings": 1, "report": 1, "all": 1}
     # Exactly the chunks that irgrid.config.split_by_hash changes, nothing else.
     before = split_by_hash([f"mu~{mu}" for mu in MUS], CHUNK_SIZE)
     after = split_by_hash([f"mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE)

@@ -7,6 +7,7 @@ strings so a rule can pass its ``params:`` through unchanged.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import re
@@ -72,9 +73,10 @@ def cmd_phrase_topics(args) -> None:
 
 def cmd_qrels(args) -> None:
     from .collections import write_qrels
+    from .collections.writers import read_docnos
 
     spec, files = _collection(args)
-    write_qrels(spec, files, args.out)
+    write_qrels(spec, files, args.out, known_docnos=read_docnos(args.docs) if args.docs else None)
 
 
 def cmd_index(args) -> None:
@@ -83,8 +85,14 @@ def cmd_index(args) -> None:
 
     analyzer = Analyzer.from_dict(json.loads(args.analyzer))
     started = time.perf_counter()
-    stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=args.scheduler,
-                        num_workers=args.workers)
+    with contextlib.ExitStack() as stack:
+        scheduler = args.scheduler
+        if args.dask_cluster:  # a dask-jobqueue cluster for this build only (irgrid.jobs.dask_cluster)
+            from .jobs.dask_cluster import jobqueue_client
+
+            scheduler = stack.enter_context(jobqueue_client(json.loads(args.dask_cluster)))
+        stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=scheduler,
+                            num_workers=args.workers)
     elapsed = time.perf_counter() - started
     log.info(
         "indexed %d documents (%d terms, %d distinct) in %.1fs: %.0f docs/s",
@@ -96,6 +104,8 @@ def cmd_retrieve(args) -> None:
     # Timed from here: the phases logged below are what the job spends after Python and the CLI
     # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
     started = time.perf_counter()
+    import pyarrow as pa
+
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
@@ -109,8 +119,14 @@ def cmd_retrieve(args) -> None:
     runs = retrieve_grid(index, topics, args.family, points, depth=args.depth, as_arrow=True, threads=args.threads,
                          parses=args.parses)
     scored = time.perf_counter()
-    for run, out in zip(runs, args.out):
-        write_run(run, out)
+    from .report.provenance import run_provenance, write_run_with_provenance
+
+    made_by = run_provenance(args.index, args.topics, args.family, "", args.depth)
+    for run, out, encoded in zip(runs, args.out, args.params):
+        if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
+            write_run_with_provenance(run, out, {**made_by, "params": encoded})
+        else:
+            write_run(run, out)
         if args.trec:
             write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{args.family}")
     finished = time.perf_counter()
@@ -189,7 +205,7 @@ def cmd_export_trec(args) -> None:
 def cmd_evaluate(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
     from .evaluate import RunEvaluator, read_qrels, write_evaluation
-    from .retrieve import read_run, read_topics
+    from .retrieve import read_run_table, read_topics
 
     if len(args.run) != len(args.out):
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
@@ -198,7 +214,7 @@ def cmd_evaluate(args) -> None:
     # The qrels are read and handed to ir-measures once for all the runs.
     evaluator = RunEvaluator(read_qrels(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate(read_run(run_path))
+        per_query = evaluator.evaluate(read_run_table(run_path))  # Arrow: no pandas strings
         write_evaluation(per_query, out)
         means = per_query.groupby("measure")["value"].mean()
         log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in means.items()))
@@ -272,10 +288,34 @@ def cmd_violation_table(args) -> None:
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
 
 
-def cmd_report(args) -> None:
-    from .report import write_report
+def cmd_findings(args) -> None:
+    from dataclasses import replace
 
-    write_report(json.loads(args.experiments), args.out)
+    import pandas as pd
+
+    from .report.claims import Claim
+    from .report.evidence import query_texts, write_evidence
+    from .report.findings import evaluate_claims, write_findings
+    from .tables import TableSpec, chosen_points, load_cells
+
+    spec = TableSpec(**json.loads(args.spec))
+    claims = [Claim(**claim) for claim in json.loads(args.claims)]
+    cells = pd.DataFrame(_json_argument(args.cells))
+    evaluations = load_cells(cells)
+    rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
+    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows)
+                          for selection in args.selections], ignore_index=True)
+    write_findings(findings, spec.title or spec.experiment, spec.alpha, args.table_dir)
+    evidence_spec = replace(spec, selection=args.selections[0])
+    chosen = chosen_points(evaluations, evidence_spec) if not evaluations.empty else {}
+    write_evidence(chosen, evidence_spec, query_texts(cells), args.table_dir, args.figure_dir)
+    log.info("%d claims on %d rows: %s", len(claims), len(rows), findings["verdict"].value_counts().to_dict())
+
+
+def cmd_report(args) -> None:
+    from .report.html import write_report
+
+    write_report(_json_argument(args.manifest), args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("qrels", help="write the judgements as Parquet (qid, docno, relevance)")
     collection_args(p)
+    p.add_argument("--docs", default=None, help="the collection's document shards: judged documents not in them are "
+                   "logged, more than half of them an error")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_qrels)
 
@@ -328,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-buckets", type=int, default=None,
                    help="postings buckets (default: one per 4M tokens, at least 16)")
     p.add_argument("--scheduler", default=None, help="dask.distributed scheduler address")
+    p.add_argument("--dask-cluster", default=None,
+                   help="a dask-jobqueue cluster to start for this build, as JSON (the config's dask.cluster)")
     p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_index)
@@ -427,8 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure-dir", required=True)
     p.set_defaults(func=cmd_violation_table)
 
+    p = sub.add_parser("findings", help="an experiment's claims checked per collection, and its per-query evidence")
+    p.add_argument("--spec", required=True, help="TableSpec as JSON")
+    p.add_argument("--claims", required=True, help="JSON list of {better, than, measure, text}")
+    p.add_argument("--selections", nargs="+", default=["best"], help="the tables' selections (best, cv, tuned)")
+    p.add_argument("--cells", required=True, help="JSON list of cells with path and topics; - reads stdin")
+    p.add_argument("--table-dir", required=True)
+    p.add_argument("--figure-dir", required=True)
+    p.set_defaults(func=cmd_findings)
+
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--experiments", required=True, help="JSON {name: {tables: [html paths], figures: [svg paths]}}")
+    p.add_argument("--manifest", required=True, help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
 

@@ -153,7 +153,7 @@ def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, 
     registry_path = resolve_path(config["registry"])
     config["_registry"] = load_registry(registry_path)
     experiments = {}
-    sources = {}
+    sources = {}  # experiment -> its file (or config key), for errors about its contents
     for name, experiment in config["experiments"].items():
         check_name(name, "experiment", source, f"experiments/{name}")
         if isinstance(experiment, str):
@@ -247,6 +247,10 @@ def _check_references(config: Mapping[str, Any]) -> None:
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        from .report.claims import parse_claims  # late: the report package is only needed here
+
+        experiment["claims"] = [claim.to_dict() for claim in parse_claims(
+            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where))]
         swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
         for parameter in experiment.get("parameter_figures", []):
             if parameter not in swept:
@@ -478,3 +482,55 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
                 "rename a collection, analyzer, query set or model so they differ in letters or digits"
             )
     return chunks
+
+
+# ------------------------------------------------------------------ subset runs
+
+def select_subset(config: Mapping[str, Any], experiments: Iterable[str] | None = None,
+                  collections: Iterable[str] | None = None) -> dict[str, Any]:
+    """The loaded ``config`` narrowed to some experiments and collections, for choosing a run's targets.
+
+    ``experiments``/``collections`` ``None`` keep all. Each kept experiment keeps only the chosen
+    collections it has; one left with none is dropped. Only what the run targets changes: grid
+    chunks, rules and their params are computed from the whole config (the Snakefile keeps both),
+    so a subset run makes the same files a full run would and a later full run redoes none of them.
+    An unknown name stops the run with the closest known name.
+    """
+    chosen_experiments = _known_names(experiments, config["_experiments"], "experiments_only", "experiment")
+    chosen_collections = _known_names(collections, config["_registry"], "collections_only", "collection")
+    subset = dict(config)
+    kept = {}
+    for name, experiment in config["_experiments"].items():
+        if chosen_experiments is not None and name not in chosen_experiments:
+            continue
+        if chosen_collections is not None:
+            narrowed = [c for c in experiment["collections"] if c in chosen_collections]
+            if not narrowed:
+                continue
+            experiment = {**experiment, "collections": narrowed}
+        kept[name] = experiment
+    if not kept:
+        raise ConfigError(
+            f"experiments_only={sorted(chosen_experiments) if chosen_experiments is not None else 'all'} and "
+            f"collections_only={sorted(chosen_collections) if chosen_collections is not None else 'all'} "
+            "leave nothing to run: no chosen experiment uses a chosen collection"
+        )
+    subset["_experiments"] = kept
+    return subset
+
+
+def _known_names(names: Iterable[str] | None, known: Mapping[str, Any], key: str, what: str) -> set[str] | None:
+    """``names`` as a set, each checked against ``known`` (an unknown one: a ConfigError with a suggestion)."""
+    import difflib
+
+    if names is None:
+        return None
+    if isinstance(names, str):  # --config experiments_only=baselines: one name, not a list
+        names = [names]
+    names = [str(name) for name in names]
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
+            raise ConfigError(f"{key}: unknown {what} {name!r}{hint}")
+    return set(names)

@@ -21,6 +21,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import ConfigError, InputFormatError
@@ -103,38 +104,72 @@ class RunEvaluator:
             }
         )
         self._evaluator = ir_measures.evaluator(self.measures, qrels_frame)
+        self._judged_set = frozenset(self.judged)
+        self._row_of_qid = {qid: row for row, qid in enumerate(self.judged)}
+        self._measure_names = list(dict.fromkeys(str(measure) for measure in self.measures))  # a name once
+        self._column_of_name = {name: column for column, name in enumerate(self._measure_names)}
 
-    def evaluate(self, run: pd.DataFrame) -> pd.DataFrame:
-        """Per-query values (qid, measure, value) of one run for every judged query and measure."""
-        in_judged = run["qid"].astype(str).isin(self.judged)
+    def evaluate(self, run: pd.DataFrame | pa.Table) -> pd.DataFrame:
+        """Per-query values (qid, measure, value) of one run for every judged query and measure.
+
+        ``run``: a DataFrame or an Arrow table (what :func:`irgrid.retrieve.read_run_table` reads:
+        no pandas conversion of its hundreds of thousands of strings) with qid, docno, rank.
+        """
+        codes, qid_names, docnos, ranks = _run_columns(run)
         # ir-measures' own input, {qid: {docno: score}}, built column-wise: handed a DataFrame it
         # builds the same dict a row at a time, ~10x slower than pytrec_eval's evaluation itself.
         # A run lists each query's rows together, so each query's dict is made from its slice in
-        # one C-level dict(zip(...)) (rows of a query split apart are merged, as setdefault did).
-        qids = run.loc[in_judged, "qid"].astype(str).to_numpy()
-        docnos = run.loc[in_judged, "docno"].astype(str).tolist()
-        scores = (-run.loc[in_judged, "rank"].to_numpy(dtype=np.float64)).tolist()
+        # one C-level dict(zip(...)) (rows of a query split apart are merged, as setdefault did);
+        # a query without judgements is dropped a slice at a time, not a row at a time.
+        scores = (-ranks).tolist()
         scored: dict[str, dict[str, float]] = {}
-        if len(qids):
-            starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]])
-            ends = np.r_[starts[1:], len(qids)]
-            for lo, hi in zip(starts.tolist(), ends.tolist()):
+        if len(codes):
+            starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+            ends = np.r_[starts[1:], len(codes)]
+            judged = self._judged_set
+            for lo, hi, code in zip(starts.tolist(), ends.tolist(), codes[starts].tolist()):
+                qid = qid_names[code]
+                if qid not in judged:
+                    continue
                 found = dict(zip(docnos[lo:hi], scores[lo:hi]))
-                known = scored.get(qids[lo])
+                known = scored.get(qid)
                 if known is None:
-                    scored[qids[lo]] = found
+                    scored[qid] = found
                 else:
                     known.update(found)
-        values = {(qid, str(measure)): 0.0 for qid in self.judged for measure in self.measures}
+        # every judged query and measure, 0 unless ir-measures gives a value; row (q, m) at q * M + m
+        values = np.zeros(len(self.judged) * len(self.measures), dtype=np.float64)
         if scored:
-            names: dict = {}  # a measure's name, made once (its repr is the costly part of the loop)
+            row_of_qid, column_of_name = self._row_of_qid, self._column_of_name
+            columns: dict[int, int] = {}  # by the measure object's id: its hash and str are its repr, costly
+            width = len(self.measures)
             for metric in self._evaluator.iter_calc(scored):
-                name = names.get(metric.measure)
-                if name is None:
-                    name = names[metric.measure] = str(metric.measure)
-                values[(str(metric.query_id), name)] = float(metric.value)
-        rows = [(qid, measure, value) for (qid, measure), value in values.items()]
-        return pd.DataFrame(rows, columns=["qid", "measure", "value"])
+                column = columns.get(id(metric.measure))
+                if column is None:
+                    column = columns[id(metric.measure)] = column_of_name[str(metric.measure)]
+                values[row_of_qid[str(metric.query_id)] * width + column] = float(metric.value)
+        return pd.DataFrame({
+            "qid": np.repeat(np.asarray(self.judged, dtype=object), len(self.measures)),
+            "measure": np.tile(np.asarray(self._measure_names, dtype=object), len(self.judged)),
+            "value": values,
+        })
+
+
+def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
+    """A run's rows as (qid code per row, qid of each code, docno per row, rank per row as float64)."""
+    if isinstance(run, pa.Table):
+        qid, docno = run.column("qid"), run.column("docno")
+        if pa.types.is_string(qid.type) and pa.types.is_string(docno.type) and not qid.null_count:
+            encoded = pc.dictionary_encode(qid.combine_chunks()) if len(qid) else None
+            codes = (encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) if encoded is not None
+                     else np.zeros(0, np.int64))
+            names = encoded.dictionary.to_pylist() if encoded is not None else []
+            ranks = run.column("rank").to_numpy().astype(np.float64)
+            return codes, names, docno.to_pylist(), ranks
+        run = run.to_pandas()
+    codes, names = pd.factorize(run["qid"].astype(str).to_numpy())
+    return (codes.astype(np.int64), [str(name) for name in names], run["docno"].astype(str).tolist(),
+            run["rank"].to_numpy(dtype=np.float64))
 
 
 def evaluate_run(

@@ -122,7 +122,11 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
             axis = axes[r][c]
             panel = curves[(curves["collection"] == collection) & (curves["queryset"] == queryset) & (curves["model"] == model)]
             for parameter, curve in panel.groupby("parameter", sort=False):
-                axis.plot(curve["value"], curve["mean"], marker="o", markersize=3, label=parameter)
+                (line,) = axis.plot(curve["value"], curve["mean"], marker="o", markersize=3, label=parameter)
+                # the best run's point: the profile's peak (first of equal peaks, as best_point chooses)
+                peak = curve.loc[curve["mean"].idxmax()]
+                axis.plot([peak["value"]], [peak["mean"]], marker="*", markersize=11, color=line.get_color(),
+                          markeredgecolor="black", markeredgewidth=0.5, linestyle="none")
                 if curve["value"].min() > 0 and curve["value"].max() / curve["value"].min() >= 100:
                     axis.set_xscale("log")
             if r == 0:
@@ -132,10 +136,12 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
                 axis.set_ylabel(label, fontsize="small")
             if panel["parameter"].nunique() > 1:
                 axis.legend(fontsize="x-small")
+                axis.set_xlabel("parameter value", fontsize="small")
             elif not panel.empty:
                 axis.set_xlabel(panel["parameter"].iloc[0], fontsize="small")
             axis.grid(alpha=0.3)
             axis.tick_params(labelsize="x-small")
+    figure.suptitle("★ the chosen (best-run) point", fontsize="x-small", y=1.0)
     figure.tight_layout()
     return _save(figure, stem)
 

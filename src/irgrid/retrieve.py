@@ -600,11 +600,16 @@ def write_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike) -> None:
 
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
     """Read and check a run: the one data contract (qid, docno, rank, score)."""
+    return read_run_table(path).to_pandas()
+
+
+def read_run_table(path: str | os.PathLike) -> pa.Table:
+    """A run as an Arrow table (qid, docno, rank, score), checked as :func:`read_run` does, not converted to pandas."""
     table = pq.read_table(path)
     missing = set(RUN_COLUMNS) - set(table.column_names)
     if missing:
         raise InputFormatError(path, None, f"a run with columns {RUN_COLUMNS}", f"columns {table.column_names}")
-    return table.select(RUN_COLUMNS).to_pandas()
+    return table.select(RUN_COLUMNS)
 
 
 def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: str) -> None:

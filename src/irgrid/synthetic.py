@@ -13,6 +13,11 @@ bytes on any machine, so anyone can rerun a benchmark on the same data.
 * Document lengths: log-normal with the given mean and log-space sigma, at least 1.
 * Shard ``i`` is generated from its own random stream (seed, i), so shards can be
   produced in any order or in parallel with the same result.
+* Judgements (``qrels.parquet``): per query, ``JUDGED_PER_QUERY`` documents
+  (uniform) drawn uniformly from the collection, graded 0-2 uniformly.  They
+  are for timing an evaluation at scale (a run of 1,000 documents against a
+  few dozen judgements per query), not for effectiveness: they ignore the
+  documents' words.
 * Queries: ``min..max`` distinct terms (uniform), ranks log-uniform in
   ``query_rank_band`` -- mid-frequency terms, as real queries have after
   stopping: the rank-1 word of a Zipfian vocabulary occurs in nearly every
@@ -31,13 +36,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .collections.writers import DOCS_SCHEMA, TOPICS_SCHEMA, shard_name
+from .collections.writers import DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, shard_name
 from .errors import ConfigError
 from .io import atomic_path, write_json
 
 CONSONANTS = "bdfgklmnprstvz"
 VOWELS = "aeiou"
 SYLLABLES = [c + v for c in CONSONANTS for v in VOWELS]  # 70 syllables
+#: how many documents a query's judgements hold, min and max (not part of the spec: a collection
+#: written before it had qrels keeps its spec.json, and gets them from write_synthetic_qrels)
+JUDGED_PER_QUERY = (5, 60)
 
 
 @dataclass(frozen=True)
@@ -143,9 +151,35 @@ def shard_table(spec: SyntheticSpec, shard: int, words: pa.StringArray | None = 
     np.cumsum(lengths, out=offsets[1:])
     tokens = pa.LargeListArray.from_arrays(pa.array(offsets), words.take(pa.array(ranks)))
     text = pc.cast(pc.binary_join(tokens, " "), pa.string())
-    width = len(str(max(spec.num_docs - 1, 0)))
-    docnos = pa.array([f"SYN{d:0{width}d}" for d in range(start, stop)], type=pa.string())
+    docnos = pa.array(docno_strings(spec, np.arange(start, stop)), type=pa.string())
     return pa.Table.from_arrays([docnos, text], schema=DOCS_SCHEMA)
+
+
+def docno_strings(spec: SyntheticSpec, docids: np.ndarray) -> list[str]:
+    """The docnos of ``docids``: ``SYN`` and the docid, zero-padded to the width of the largest."""
+    width = len(str(max(spec.num_docs - 1, 0)))
+    return [f"SYN{d:0{width}d}" for d in docids.tolist()]
+
+
+def qrels_table(spec: SyntheticSpec) -> pa.Table:
+    """Judgements (qid, docno, relevance) for timing evaluation: random documents, random grades 0-2.
+
+    Query ``q``'s documents are distinct and in docid order; its own random stream is
+    (seed, -2, q), so the judgements of a query do not depend on the number of queries.
+    """
+    qids, docids, grades = [], [], []
+    low, high = JUDGED_PER_QUERY
+    for q in range(spec.num_queries):
+        rng = np.random.default_rng([spec.seed, -2 % (2**32), q])
+        k = min(int(rng.integers(low, high + 1)), spec.num_docs)
+        chosen = np.sort(rng.choice(spec.num_docs, size=k, replace=False))
+        qids.extend([str(q + 1)] * k)
+        docids.append(chosen)
+        grades.append(rng.integers(0, 3, size=k))
+    docnos = docno_strings(spec, np.concatenate(docids)) if docids else []
+    relevance = np.concatenate(grades).astype(np.int32) if grades else np.zeros(0, np.int32)
+    return pa.Table.from_arrays([pa.array(qids, pa.string()), pa.array(docnos, pa.string()), pa.array(relevance)],
+                                schema=QRELS_SCHEMA)
 
 
 def queries_table(spec: SyntheticSpec, words: pa.StringArray | None = None) -> pa.Table:
@@ -169,7 +203,7 @@ def queries_table(spec: SyntheticSpec, words: pa.StringArray | None = None) -> p
 
 
 def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike) -> Path:
-    """Write ``out_dir/docs/part-XXXX.parquet``, ``out_dir/topics.parquet`` and ``out_dir/spec.json``.
+    """Write ``out_dir/docs/part-XXXX.parquet``, ``out_dir/topics.parquet``, ``out_dir/qrels.parquet``, ``out_dir/spec.json``.
 
     Shards are generated and written one at a time (memory is one shard), each
     atomically; ``spec.json`` is written last, so its presence means complete.
@@ -192,5 +226,13 @@ def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike) 
             pq.write_table(shard_table(spec, shard, words, cdf), tmp, compression="zstd", row_group_size=8192)
     with atomic_path(out_dir / "topics.parquet") as tmp:
         pq.write_table(queries_table(spec, words), tmp)
+    write_synthetic_qrels(spec, out_dir / "qrels.parquet")
     write_json(spec.to_dict(), spec_path)
     return out_dir
+
+
+def write_synthetic_qrels(spec: SyntheticSpec, path: str | os.PathLike) -> Path:
+    """Write :func:`qrels_table` to ``path`` atomically (also for a collection written before it had qrels)."""
+    with atomic_path(path) as tmp:
+        pq.write_table(qrels_table(spec), tmp)
+    return Path(path)

@@ -150,6 +150,19 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec,
     queries), means and tests over the subset's queries only.
     """
     rows = []
+    for (collection, queryset), chosen in chosen_points(evaluations, spec).items():
+        rows.extend(_measure_rows(chosen, spec, collection, queryset, None))
+        for subset, qids in (subsets or {}).get((collection, queryset), {}).items():
+            if qids:
+                rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids))
+    return pd.DataFrame(rows)
+
+
+def chosen_points(evaluations: pd.DataFrame, spec: TableSpec
+                  ) -> dict[tuple[str, str], dict[str, tuple[str, pd.DataFrame]]]:
+    """Per table row (collection, queryset): each model's chosen parameters and its per-query values
+    there (qid, measure, value), under the spec's selection (best, cv, tuned: rows the tune_on keys)."""
+    out = {}
     by_row = dict(tuple(evaluations.groupby(["collection", "queryset"], sort=False)))
     for (collection, queryset), row_values in by_row.items():
         if spec.selection == "tuned":
@@ -159,14 +172,10 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec,
             if tuning is None:
                 raise ValueError(f"{collection}/{queryset}: parameters are chosen on query set "
                                  f"{spec.tune_on[queryset]!r}, which has no evaluations")
-            chosen = _tuned_points(row_values, tuning, spec, collection, queryset)
+            out[(collection, queryset)] = _tuned_points(row_values, tuning, spec, collection, queryset)
         else:
-            chosen = _chosen_points(row_values, spec, collection, queryset)
-        rows.extend(_measure_rows(chosen, spec, collection, queryset, None))
-        for subset, qids in (subsets or {}).get((collection, queryset), {}).items():
-            if qids:
-                rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids))
-    return pd.DataFrame(rows)
+            out[(collection, queryset)] = _chosen_points(row_values, spec, collection, queryset)
+    return out
 
 
 def _chosen_points(row_values: pd.DataFrame, spec: TableSpec, collection: str, queryset: str

@@ -29,8 +29,12 @@ rule violation_table:
         violations=experiment_violation_files,
         evaluations=experiment_evaluations,
     output:
-        multiext("results/tables/{experiment}/violations", ".md", ".tex", ".html", ".csv"),
-        multiext("results/figures/{experiment}/violations_vs_measure", ".svg", ".png"),
+        report("results/tables/{experiment}/violations.html", caption="../report/violations.rst",
+               category="{experiment}", subcategory="tables"),
+        multiext("results/tables/{experiment}/violations", ".md", ".tex", ".csv"),
+        report("results/figures/{experiment}/violations_vs_measure.svg", caption="../report/violations.rst",
+               category="{experiment}", subcategory="figures"),
+        "results/figures/{experiment}/violations_vs_measure.png",
     log:
         "logs/tables/{experiment}/violations.log",
     params:

@@ -1,4 +1,6 @@
 # Raw collection files -> normalised Parquet: document shards, topics per query set, qrels.
+# Each step's one tracked param is its provenance (the registry fields it reads, the sha256 of the raw
+# files it reads); where the files are read from is a derived param, no rerun trigger.
 
 
 rule shard_documents:
@@ -7,8 +9,8 @@ rule shard_documents:
     log:
         "logs/{collection}/docs.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("docs"),
+        source=collection_sources,
         num_shards=config["num_shards"],
     conda:
         "../envs/irgrid.yaml"
@@ -25,8 +27,8 @@ rule topics:
     log:
         "logs/{collection}/topics/{queryset}.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("topics"),
+        source=collection_sources,
     conda:
         "../envs/irgrid.yaml"
     shell:
@@ -34,19 +36,23 @@ rule topics:
         "--queryset {wildcards.queryset} --out {output:q} 2> {log:q}"
 
 
+# The judged documents are checked against the shards: a few unknown are logged, most unknown is an error
+# (qrels of another collection).
 rule qrels:
+    input:
+        docs="results/{collection}/docs",
     output:
         "results/{collection}/qrels.parquet",
     log:
         "logs/{collection}/qrels.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("qrels"),
+        source=collection_sources,
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid qrels {params.source} --collection {wildcards.collection} "
-        "--out {output:q} 2> {log:q}"
+        "--docs {input.docs:q} --out {output:q} 2> {log:q}"
 
 
 # Query set X+parser: X with each query's phrases and dependency parse (irgrid.parsing), made once.
@@ -117,8 +123,8 @@ rule parse_sentences:
     log:
         "logs/{collection}/parses.log",
     params:
-        entry=collection_entry,
-        source=collection_source_args(),
+        provenance=collection_provenance("sentence_parses"),
+        source=collection_sources,
         pipeline=config["parser"],
     threads: 2
     conda:

@@ -6,17 +6,26 @@ from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
 
+from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
+from irgrid.config import select_subset
 from irgrid.config import validate as validate_config
+from irgrid.jobs.placement import index_placement
 from irgrid.models import get_model
+from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
 
 
 # The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
 # key with the closest known one, instead of the whole schema; schema defaults filled into `config`.
 CONFIG_SOURCE = "config/config.yaml (and --config overrides)"
 validate_config(config, "config.schema.yaml", CONFIG_SOURCE)
-IRGRID = load_config(config, source=CONFIG_SOURCE)
+IRGRID_ALL = load_config(config, source=CONFIG_SOURCE)
+# What this run targets: every experiment and collection, or those of --config experiments_only=[...]
+# collections_only=[...]. Chunks, rules and params come from IRGRID_ALL, so a subset run makes the
+# very files a full run makes (and a later full run redoes none); only tables, figures and the
+# report describe the subset. --config reaches cluster jobs too, so jobs see the same subset.
+IRGRID = select_subset(IRGRID_ALL, config["experiments_only"], config["collections_only"])
 # Jobs call the `irgrid` command of the environment running Snakemake, so
 # `.venv/bin/snakemake` works without activating the virtual environment.
 # Not with --use-conda: there the rule's environment must provide `irgrid`.
@@ -24,7 +33,11 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
-RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID)
+RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
+# Where index builds run: local Dask processes, dask.scheduler or a dask.cluster the job starts.
+INDEX_PLACEMENT = index_placement(config["dask"])
+# What the report reads: every chosen experiment's outputs, cells, configuration digests and benchmarks.
+REPORT_MANIFEST = report_manifest(IRGRID, RETRIEVAL_CHUNKS)
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
@@ -40,15 +53,28 @@ wildcard_constraints:
     table="table|table_cv|table_tuned",
 
 
-def collection_entry(wildcards):
-    """The registry entry, as a param: editing a collection's entry re-reads it."""
-    return json.dumps(IRGRID["_registry"][wildcards.collection].to_dict(), sort_keys=True)
+# Digests of the raw collection files, kept between runs so that a dry run hashes only new or changed files.
+SOURCE_DIGESTS = DigestCache(".snakemake/irgrid/source-digests.json")
 
 
-def collection_source_args():
-    """Where the raw files come from: passed as a param, not as a rule-external variable."""
-    args = f"--registry {REGISTRY} --resources {config['resources']}"
-    return args + (f" --mirror {config['mirror']}" if config["mirror"] else "")
+def collection_provenance(step):
+    """A collection step's tracked param: the registry fields it reads and the sha256 of each raw file it
+    reads (irgrid.collections.provenance). A fixed source file or an edited field reruns the step; a moved
+    mirror does not."""
+
+    def provenance(wildcards):
+        return step_provenance(IRGRID["_registry"][wildcards.collection], step, getattr(wildcards, "queryset", None),
+                               mirror=config["mirror"], resources_dir=config["resources"], cache=SOURCE_DIGESTS)
+
+    return provenance
+
+
+def collection_sources(wildcards, output):
+    """Where the raw files are read from (registry, mirror, download directory). A params function of
+    `output` is one Snakemake (>= 9.1.5) counts as derived and does not record as a rerun trigger: a
+    moved mirror or registry changes no result; what the files hold is tracked by collection_provenance."""
+    args = f"--registry {shlex.quote(REGISTRY)} --resources {shlex.quote(config['resources'])}"
+    return args + (f" --mirror {shlex.quote(config['mirror'])}" if config["mirror"] else "")
 
 
 def analyzer_json(wildcards):
@@ -87,7 +113,7 @@ def phrase_topics_arguments(wildcards):
 
 
 def family_of_model(wildcards):
-    return model_family(IRGRID, wildcards.model)
+    return model_family(IRGRID_ALL, wildcards.model)
 
 
 def parses_path(collection, family):
@@ -237,8 +263,8 @@ def phrase_weight_points(wildcards):
     """The model's grid points on that query set (the weight settings the file shows)."""
     points = {
         cell.params
-        for name in IRGRID["_experiments"]
-        for cell in experiment_cells(IRGRID, name)
+        for name in IRGRID_ALL["_experiments"]
+        for cell in experiment_cells(IRGRID_ALL, name)
         if (cell.collection, cell.analyzer, cell.queryset, cell.model)
         == (wildcards.collection, wildcards.analyzer, wildcards.queryset, wildcards.model)
     }
@@ -247,3 +273,25 @@ def phrase_weight_points(wildcards):
 
 def get_final_output():
     return report_inputs(None) + phrase_weight_files() + ["results/report.html"]
+
+
+# The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
+
+
+def chunk_benchmark(chunk, kind):
+    """Time and memory of a chunk's job (Snakemake's benchmark file), beside results, not logs."""
+    return benchmark_path(chunk, kind)
+
+
+def findings_inputs(wildcards):
+    """The evaluations of an experiment and its query sets' topics (the queries' text)."""
+    cells = experiment_cells(IRGRID, wildcards.experiment)
+    return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+
+
+def report_manifest_json(wildcards):
+    return json.dumps(REPORT_MANIFEST, sort_keys=True)
+
+
+def all_report_inputs(wildcards):
+    return manifest_inputs(REPORT_MANIFEST)

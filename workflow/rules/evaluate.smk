@@ -16,6 +16,8 @@ for chunk in RETRIEVAL_CHUNKS:
             chunk.eval_paths,
         log:
             chunk.log_path("eval"),
+        benchmark:
+            chunk_benchmark(chunk, "eval")
         params:
             measures=json.dumps(IRGRID["measures"]),
         conda:

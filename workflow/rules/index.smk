@@ -8,18 +8,24 @@ rule build_index:
         directory("results/{collection}/index/{analyzer}"),
     log:
         "logs/{collection}/index/{analyzer}.log",
+    benchmark:
+        "results/benchmarks/{collection}/index/{analyzer}.tsv"
     params:
         analyzer=analyzer_json,
         num_buckets=f"--num-buckets {config['index']['num_buckets']}" if config["index"]["num_buckets"] else "",
         # an index of an older format is refused by the reader: a new format rebuilds it
         format_version=INDEX_FORMAT_VERSION,
-        scheduler=f"--scheduler {config['dask']['scheduler']}" if config["dask"]["scheduler"] else "",
-    threads: 2
+        # where the build runs (irgrid.jobs.placement): taking `output` keeps it out of the rerun
+        # trigger, since the index's bytes do not depend on it
+        placement=lambda wildcards, output: INDEX_PLACEMENT.arguments(),
+    threads: INDEX_PLACEMENT.threads(2)
     resources:
-        mem_mb=2000,
+        # with a Dask cluster doing the work the job only drives it: 1 core, 1 GB
+        mem_mb=INDEX_PLACEMENT.mem_mb(),
+        runtime=INDEX_PLACEMENT.runtime_minutes(),
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid index --docs {input.docs:q} --analyzer {params.analyzer:q}"
-        " {params.num_buckets} {params.scheduler} --workers {threads}"
+        " {params.num_buckets} {params.placement} --workers {threads}"
         " --out {output:q} 2> {log:q}"

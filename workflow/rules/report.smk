@@ -1,16 +1,18 @@
-# All experiments' tables -> results/report.html.
+# Every experiment's tables, findings, per-query evidence and figures, the provenance of each cell
+# and where the run's time went -> results/report.html (one self-contained file).
+# The manifest (irgrid.report.manifest) reaches the command on standard input, as the cells do.
 
 
 rule report:
     input:
-        report_inputs,
+        all_report_inputs,
     output:
-        "results/report.html",
+        report("results/report.html", caption="../report/report.rst", category="report"),
     log:
         "logs/report.log",
     params:
-        experiments=json.dumps({name: experiment_outputs(name) for name in IRGRID["_experiments"]}, sort_keys=True),
+        manifest=report_manifest_json,
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid report --experiments {params.experiments:q} --out {output:q} 2> {log:q}"
+        "irgrid report --manifest - --out {output:q} 2> {log:q} <<'IRGRID_MANIFEST'\n{params.manifest}\nIRGRID_MANIFEST"

@@ -23,6 +23,8 @@ for chunk in RETRIEVAL_CHUNKS:
                 chunk.run_paths,
             log:
                 chunk.log_path("runs"),
+            benchmark:
+                chunk_benchmark(chunk, "runs")
             params:
                 family=chunk.family,
                 points=list(chunk.params),
@@ -48,6 +50,8 @@ for chunk in RETRIEVAL_CHUNKS:
                 chunk.run_paths,
             log:
                 chunk.log_path("runs"),
+            benchmark:
+                chunk_benchmark(chunk, "runs")
             params:
                 family=chunk.family,
                 points=list(chunk.params),

@@ -9,7 +9,9 @@ rule table:
     input:
         experiment_table_inputs,
     output:
-        multiext("results/tables/{experiment}/{table}", ".md", ".tex", ".html", ".csv"),
+        report("results/tables/{experiment}/{table}.html", caption="../report/table.rst",
+               category="{experiment}", subcategory="tables"),
+        multiext("results/tables/{experiment}/{table}", ".md", ".tex", ".csv"),
     log:
         "logs/tables/{experiment}/{table}.log",
     params:
@@ -27,8 +29,12 @@ rule figures:
     input:
         experiment_evaluations,
     output:
-        multiext("results/figures/{experiment}/by_method", ".svg", ".png"),
-        multiext("results/figures/{experiment}/sensitivity", ".svg", ".png"),
+        report("results/figures/{experiment}/by_method.svg", caption="../report/by_method.rst",
+               category="{experiment}", subcategory="figures"),
+        report("results/figures/{experiment}/sensitivity.svg", caption="../report/sensitivity.rst",
+               category="{experiment}", subcategory="figures"),
+        "results/figures/{experiment}/by_method.png",
+        "results/figures/{experiment}/sensitivity.png",
     log:
         "logs/figures/{experiment}.log",
     params:
@@ -47,7 +53,9 @@ rule parameter_figure:
     input:
         experiment_evaluations,
     output:
-        multiext("results/figures/{experiment}/parameter-{parameter}", ".svg", ".png"),
+        report("results/figures/{experiment}/parameter-{parameter}.svg", caption="../report/parameter.rst",
+               category="{experiment}", subcategory="figures"),
+        "results/figures/{experiment}/parameter-{parameter}.png",
     log:
         "logs/figures/{experiment}-parameter-{parameter}.log",
     params:
@@ -59,3 +67,36 @@ rule parameter_figure:
     shell:
         "irgrid parameter-figure --spec {params.spec:q} --cells - --parameter {wildcards.parameter:q}"
         " --out-dir {params.out_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
+
+
+# The experiment's claims checked on every row (findings.*), and the per-query evidence of every
+# model against the baseline (per_query.*: largest gains and losses with the queries' text; the
+# sorted per-query difference figure).
+rule findings:
+    input:
+        findings_inputs,
+    output:
+        report("results/tables/{experiment}/findings.html", caption="../report/findings.rst",
+               category="{experiment}", subcategory="findings"),
+        multiext("results/tables/{experiment}/findings", ".md", ".csv"),
+        report("results/tables/{experiment}/per_query.html", caption="../report/per_query_table.rst",
+               category="{experiment}", subcategory="per-query evidence"),
+        "results/tables/{experiment}/per_query.csv",
+        report("results/figures/{experiment}/per_query.svg", caption="../report/per_query.rst",
+               category="{experiment}", subcategory="per-query evidence"),
+        "results/figures/{experiment}/per_query.png",
+    log:
+        "logs/tables/{experiment}/findings.log",
+    params:
+        spec=experiment_table_spec,
+        claims=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["claims"]),
+        selections=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["tables"],
+        cells=experiment_table_cells,
+        table_dir="results/tables/{experiment}",
+        figure_dir="results/figures/{experiment}",
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid findings --spec {params.spec:q} --claims {params.claims:q} --selections {params.selections}"
+        " --cells - --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q}"
+        " 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"

@@ -128,7 +128,7 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
         if label != "../shared/collections":
             log.warning("collection %s: %s lacks %s; trying the next source", spec.id, directory, ", ".join(missing))
 
-    target_dir = Path(resources_dir) / "collections" / spec.id
+    target_dir = download_dir(spec, resources_dir)
     missing = [name for name in names if not (target_dir / name).exists()]
     if missing:
         tried.append(f"{target_dir} (earlier downloads; missing {', '.join(missing)})")
@@ -136,6 +136,11 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
             raise CollectionNotAvailable(_not_available(spec, tried, "downloading is switched off"))
         _download_missing(spec, missing, target_dir, tried)
     return {role: target_dir / name for role, name in spec.files.items()}
+
+
+def download_dir(spec: CollectionSpec, resources_dir: str | os.PathLike = "resources") -> Path:
+    """Where the collection's files are downloaded to (and looked for after the mirrors)."""
+    return Path(resources_dir) / "collections" / spec.id
 
 
 def _not_available(spec: CollectionSpec, tried: Iterable[str], reason: str) -> str:

@@ -7,6 +7,7 @@ Snakemake (or a person) could take for a finished one.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping
@@ -20,6 +21,8 @@ from ..io import atomic_path, replace_dir, temporary_dir_for
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
 from .records import location
 from .spec import CollectionSpec
+
+log = logging.getLogger(__name__)
 
 DOCS_SCHEMA = pa.schema([("docno", pa.string()), ("text", pa.string())])
 TOPICS_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
@@ -155,11 +158,54 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
     _write_table([qids, texts], TOPICS_SCHEMA, out_path)
 
 
-def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str | os.PathLike) -> None:
-    """Write the judgements in file order: ``qid``, ``docno``, ``relevance`` (int32, already graded)."""
+def read_docnos(docs_dir: str | os.PathLike) -> set[str]:
+    """The docnos of a collection's document shards (``part-*.parquet`` under ``docs_dir``)."""
+    shards = sorted(Path(docs_dir).glob("part-*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"{docs_dir}: no document shards (part-*.parquet)")
+    return {docno for shard in shards for docno in pq.read_table(shard, columns=["docno"]).column("docno").to_pylist()}
+
+
+#: more than this share of the judged documents unknown to the collection: the qrels belong to another one
+MAX_UNKNOWN_SHARE = 0.5
+_EXAMPLES = 5
+
+
+def check_judged_docnos(source: str, collection_id: str, judged: Iterable[str], known: set[str]) -> list[str]:
+    """The judged docnos the collection does not have, in first-judged order, each once; logged with examples.
+
+    A few are common (a document withdrawn after judging) and count as non-relevant-and-unretrievable;
+    more than half (:data:`MAX_UNKNOWN_SHARE`) of the distinct judged documents unknown means the qrels
+    file is paired with the wrong collection (or the docnos are written differently), an
+    :class:`~irgrid.errors.InputFormatError` naming ``source``.
+    """
+    distinct = list(dict.fromkeys(judged))
+    unknown = [docno for docno in distinct if docno not in known]
+    if not unknown:
+        log.info("%s: all %d judged documents are in collection %r", source, len(distinct), collection_id)
+        return unknown
+    examples = ", ".join(repr(docno) for docno in unknown[:_EXAMPLES]) + (", ..." if len(unknown) > _EXAMPLES else "")
+    if len(unknown) > MAX_UNKNOWN_SHARE * len(distinct):
+        raise InputFormatError(source, None, f"judgements of documents of collection {collection_id!r} "
+                               f"({len(known)} documents; are these the qrels of another collection?)",
+                               found=f"{len(unknown)} of {len(distinct)} judged documents not in it, e.g. {examples}")
+    log.warning("%s: %d of %d judged documents are not in collection %r (kept: judged, never retrieved), e.g. %s",
+                source, len(unknown), len(distinct), collection_id, examples)
+    return unknown
+
+
+def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str | os.PathLike,
+                known_docnos: set[str] | None = None) -> None:
+    """Write the judgements in file order: ``qid``, ``docno``, ``relevance`` (int32, already graded).
+
+    With ``known_docnos`` (the collection's docnos, :func:`read_docnos`) the judged documents are
+    checked against them first (:func:`check_judged_docnos`); nothing is written if that fails.
+    """
     qids, docnos, grades = [], [], []
     for qrel in iter_qrels(spec, files):
         qids.append(qrel.qid)
         docnos.append(qrel.docno)
         grades.append(qrel.relevance)
+    if known_docnos is not None:
+        check_judged_docnos(_source_of(spec, files, "qrels"), spec.id, docnos, known_docnos)
     _write_table([qids, docnos, grades], QRELS_SCHEMA, out_path)

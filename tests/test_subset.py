@@ -1,0 +1,126 @@
+"""Subset runs: ``--config experiments_only=[...] collections_only=[...]``.
+
+The workflow targets only the chosen experiments on the chosen collections, while the jobs it
+plans are the very jobs (names, outputs) a full run plans for those files: a subset run's results
+are a full run's, and a later full run redoes none of them. Checked on Snakemake dry runs of a
+two-experiment, two-collection config (no collection files needed), and on
+``irgrid.config.select_subset`` directly. Expected targets are written out by hand from the config.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from test_workflow import (
+    REGISTRY,
+    SMALL_EXPERIMENT,
+    assert_ok,
+    job_outputs,
+    make_workdir,
+    small_config,
+    snakemake,
+    write_yaml,
+)
+
+from irgrid.config import load_config, select_subset
+from irgrid.errors import ConfigError
+
+# "small" on adi and cranfield; "wide" on adi only, with a bm25 point of its own (k1 2.0), so
+# the adi bm25 chunk of the full run holds three points, of which "small" needs two.
+SMALL = {**copy.deepcopy(SMALL_EXPERIMENT), "collections": ["adi", "cranfield"]}
+WIDE = {**copy.deepcopy(SMALL_EXPERIMENT), "title": "BM25 on ADI, wider grid", "collections": ["adi"]}
+WIDE["models"]["bm25"]["grid"] = {"k1": [1.2, 2.0], "b": 0.75}
+WIDE_ONLY_RUN = "results/adi/runs/porter/text/bm25/k1~2_b~0.75.parquet"
+
+
+def two_experiment_config() -> dict:
+    config = small_config(None)
+    config["experiments"] = {"small": "config/experiments/small.yaml", "wide": "config/experiments/wide.yaml"}
+    return config
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    workdir = make_workdir(tmp_path, two_experiment_config(), SMALL)
+    write_yaml(WIDE, workdir / "config" / "experiments" / "wide.yaml")
+    return workdir
+
+
+def planned(workdir, *args) -> dict[str, list[str]]:
+    result = snakemake(workdir, "-n", *args)
+    assert_ok(result)
+    return job_outputs(result.stdout)
+
+
+@pytest.mark.slow
+def test_subset_targets_only_the_chosen_experiments_and_collections(workdir):
+    full = planned(workdir)
+    subset = planned(workdir, "--config", "experiments_only=[small]", "collections_only=[adi]")
+
+    tables = sorted(path for outputs in subset.values() for path in outputs if path.startswith("results/tables/"))
+    assert tables == sorted(f"results/tables/small/table.{ext}" for ext in ("md", "tex", "html", "csv"))
+    planned_files = [path for outputs in subset.values() for path in outputs]
+    assert not [path for path in planned_files if "cranfield" in path or "/wide/" in path]
+    assert {rule for rule in subset if rule.startswith("retrieve.")} == {
+        "retrieve.adi.porter.text.bm25.all", "retrieve.adi.porter.text.ql_dirichlet.all",
+    }
+    # The full run plans cranfield and the wide table as well.
+    assert "retrieve.cranfield.porter.text.bm25.all" in full
+    assert any("results/tables/wide/" in path for path in full["table"])
+
+    # The same jobs as the full run's for these files: the adi bm25 chunk still makes wide's
+    # point too, so its rule (name, outputs, params) is the full run's and nothing reruns later.
+    for rule, outputs in subset.items():
+        if rule.startswith(("retrieve.", "evaluate.")):  # one job per chunk rule
+            assert sorted(outputs) == sorted(full[rule]), rule
+        elif not rule.startswith(("table", "report", "figures")):  # these describe the subset
+            assert set(outputs) <= set(full[rule]), rule
+    assert WIDE_ONLY_RUN in subset["retrieve.adi.porter.text.bm25.all"]
+
+
+@pytest.mark.slow
+def test_one_collection_keeps_every_experiment_that_has_it(workdir):
+    subset = planned(workdir, "--config", "collections_only=[cranfield]")
+    tables = {path.split("/")[2] for path in subset["table"]}
+    assert tables == {"small"}  # wide has no cranfield: left out
+    assert not [path for outputs in subset.values() for path in outputs if "results/adi/" in path]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting, message", [
+    ("experiments_only=[smal]", "experiments_only: unknown experiment 'smal'; did you mean 'small'?"),
+    ("collections_only=[adl]", "collections_only: unknown collection 'adl'; did you mean 'adi'?"),
+])
+def test_unknown_name_is_one_line_with_a_suggestion(workdir, setting, message):
+    result = snakemake(workdir, "-n", "--config", setting)
+    assert result.returncode != 0, result.stdout
+    assert message in result.stdout, result.stdout
+    assert not (workdir / "results").exists()
+
+
+def loaded() -> dict:
+    config = two_experiment_config()
+    config["registry"] = str(REGISTRY)
+    config["experiments"] = {"small": copy.deepcopy(SMALL), "wide": copy.deepcopy(WIDE)}
+    return load_config(config)
+
+
+def test_select_subset_narrows_experiments_and_collections():
+    config = loaded()
+    assert select_subset(config) == config
+    only_small = select_subset(config, ["small"])
+    assert list(only_small["_experiments"]) == ["small"]
+    on_cranfield = select_subset(config, None, ["cranfield"])
+    assert {name: e["collections"] for name, e in on_cranfield["_experiments"].items()} == {"small": ["cranfield"]}
+    assert select_subset(config, "wide", "adi")["_experiments"]["wide"]["collections"] == ["adi"]
+    # the loaded config itself is left whole (the workflow keeps it for rules and params)
+    assert config["_experiments"]["small"]["collections"] == ["adi", "cranfield"]
+
+
+def test_select_subset_rejects_an_empty_selection_and_unknown_names():
+    config = loaded()
+    with pytest.raises(ConfigError, match="leave nothing to run"):
+        select_subset(config, ["wide"], ["cranfield"])
+    with pytest.raises(ConfigError, match=r"unknown collection 'zzz'; known: adi, "):
+        select_subset(config, None, ["zzz"])
