@@ -293,3 +293,15 @@ def test_evaluator_without_topics_refuses_empty_qrels():
                           "relevance": pd.Series([], dtype=int)})
     with pytest.raises(InputFormatError, match="qrels.parquet: expected at least one judgement"):
         RunEvaluator(empty, ["AP"], qrels_source="qrels.parquet")
+
+
+def test_misspelled_registry_key_gets_the_closest_key(tmp_path):
+    from irgrid.collections import load_registry
+
+    registry = yaml.safe_load(REGISTRY.read_text(encoding="utf-8"))
+    registry["adi"]["doc_field"] = registry["adi"].pop("doc_fields")
+    path = tmp_path / "collections.yaml"
+    path.write_text(yaml.safe_dump(registry), encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        load_registry(path)
+    assert one_line(error.value).startswith(f"{path}: unknown key at 'adi': 'doc_field' (did you mean 'doc_fields'?")
