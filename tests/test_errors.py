@@ -237,6 +237,33 @@ def test_a_write_cut_short_by_the_os_is_one_line_naming_the_output(tmp_path):
     assert not (out / "topics.parquet").exists()
 
 
+@pytest.fixture
+def small_file_system(tmp_path):
+    """A real 256 KiB tmpfs (needs root and mount permission: skipped elsewhere)."""
+    mount_point = tmp_path / "tiny"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=False)
+
+
+def test_a_full_disk_is_one_line_naming_the_output(small_file_system):
+    out = small_file_system / "synthetic"
+    result = subprocess.run([sys.executable, "-m", "irgrid", "synthesize", "--docs", "20000", "--vocabulary", "5000",
+                             "--queries", "5", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if "irgrid synthesize: error:" in line]
+    assert len(lines) == 1, result.stderr
+    assert str(out) in lines[0] and "No space left on device" in lines[0], lines[0]
+    assert not (out / "topics.parquet").exists()
+
+
 def test_disk_full_inside_pyarrow_names_the_outputs(tmp_path, capsys, monkeypatch):
     # pyarrow's own wording of ENOSPC: no filename attribute, the errno only in the text
     def full(*args, **kwargs):
