@@ -237,12 +237,11 @@ def test_a_write_cut_short_by_the_os_is_one_line_naming_the_output(tmp_path):
     assert not (out / "topics.parquet").exists()
 
 
-@pytest.fixture
-def small_file_system(tmp_path):
-    """A real 256 KiB tmpfs (needs root and mount permission: skipped elsewhere)."""
+def mounted_tmpfs(tmp_path: Path, options: str):
+    """A real tmpfs mounted with ``options`` (needs root and mount permission: skipped elsewhere)."""
     mount_point = tmp_path / "tiny"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
@@ -250,6 +249,24 @@ def small_file_system(tmp_path):
         yield mount_point
     finally:
         subprocess.run(["umount", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def small_file_system(tmp_path):
+    yield from mounted_tmpfs(tmp_path, "size=256k")
+
+
+@pytest.fixture
+def read_only_file_system(tmp_path):
+    yield from mounted_tmpfs(tmp_path, "ro,size=64k")
+
+
+def test_an_unwritable_directory_is_one_line_naming_it_even_for_root(read_only_file_system, capsys):
+    out = read_only_file_system / "synthetic"
+    code = main(["synthesize", "--docs", "100", "--vocabulary", "500", "--queries", "2", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"irgrid synthesize: error: {out}") and "Read-only file system" in err[0], err[0]
 
 
 def test_a_full_disk_is_one_line_naming_the_output(small_file_system):
