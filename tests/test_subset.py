@@ -59,7 +59,8 @@ def test_subset_targets_only_the_chosen_experiments_and_collections(workdir):
     subset = planned(workdir, "--config", "experiments_only=[small]", "collections_only=[adi]")
 
     tables = sorted(path for outputs in subset.values() for path in outputs if path.startswith("results/tables/"))
-    assert tables == sorted(f"results/tables/small/table.{ext}" for ext in ("md", "tex", "html", "csv"))
+    assert {path.split("/")[2] for path in tables} == {"small"}
+    assert {f"results/tables/small/table.{ext}" for ext in ("md", "tex", "html", "csv")} <= set(tables)
     planned_files = [path for outputs in subset.values() for path in outputs]
     assert not [path for path in planned_files if "cranfield" in path or "/wide/" in path]
     assert {rule for rule in subset if rule.startswith("retrieve.")} == {
