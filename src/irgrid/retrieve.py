@@ -621,6 +621,12 @@ def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: s
     """Export a run (DataFrame or Arrow table) in TREC format: qid Q0 docno rank score tag."""
     if isinstance(run, pa.Table):
         run = run.to_pandas()
+    for column in ("qid", "docno"):
+        # a blank inside an id would make a seven-field line that trec_eval reads as other ids
+        spaced = [value for value in run[column].unique() if any(c.isspace() for c in str(value))]
+        if spaced:
+            raise InputFormatError(path, None, f"{column}s without blanks (a TREC run line is six fields)",
+                                   found=str(spaced[0]))
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for qid, docno, rank, score in zip(run["qid"], run["docno"], run["rank"], run["score"]):
             out.write(f"{qid} Q0 {docno} {rank} {score:.6f} {tag}\n")
