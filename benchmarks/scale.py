@@ -57,7 +57,7 @@ GOALS = {
     "docs_per_s": 20_000,          # index build, positions kept
     "build_rss_bytes": 2 * 2**30,  # peak RSS of the build
     "qps": 200,                    # top-1000 BM25
-    "grid_ratio": 3.0,             # 20-point grid / single point
+    "grid_ratio": 1.5,             # 20-point grid / single point (issue 16; was 3)
 }
 
 SINGLE_THREAD_ENV = {name: "1" for name in (
@@ -182,12 +182,13 @@ def child(task: dict) -> dict:
         topics = read_topics(task["topics"], task["num_queries"])
         system = make_system(task["system"], task["peer_options"])
         out["settings"] = system.settings
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         if isinstance(system, Irgrid):
             system.open(task["index"], topics, task["depth"])
         else:
             system.open(task["index"], topics, BM25_POINT["k1"], BM25_POINT["b"], task["depth"])
         out["open_s"] = time.perf_counter() - start
+        out["open_cpu_s"] = time.process_time() - start_cpu  # on a loaded machine wall time is mostly waiting
         start = time.perf_counter()
         system.query(0)
         out["warmup_s"] = time.perf_counter() - start
@@ -214,9 +215,10 @@ def child(task: dict) -> dict:
         topics = read_topics(task["topics"], task["num_queries"])
         import irgrid.retrieve  # noqa: F401
 
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
         out["seconds"] = time.perf_counter() - start
+        out["cpu_seconds"] = time.process_time() - start_cpu
         out["call"] = irgrid_grid_label()
     else:
         raise ValueError(kind)
@@ -360,7 +362,7 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
             lat = r["latencies"]
             n = len(lat)
             per_run.append({
-                "open_s": r["open_s"], "warmup_s": r["warmup_s"],
+                "open_s": r["open_s"], "open_cpu_s": r.get("open_cpu_s"), "warmup_s": r["warmup_s"],
                 "qps": n / sum(lat), "p50_ms": percentile(lat, 50) * 1e3, "p95_ms": percentile(lat, 95) * 1e3,
                 "qps_with_open": n / (r["open_s"] + sum(lat)),  # warm-up (numba's JIT) shown on its own
                 "batch_qps": (n / r["batch_s"]) if "batch_s" in r else None,
@@ -372,9 +374,12 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
         summary["query"][system]["num_queries"] = len(runs[0]["latencies"])
     for name, runs in grids.items():
         summary["grid"][name] = [r["seconds"] for r in runs]
+        summary["grid"][f"{name}_cpu"] = [r["cpu_seconds"] for r in runs if "cpu_seconds" in r]
         summary["grid"]["call"] = runs[-1].get("call", "retrieve_grid(IndexReader, topics, 'bm25', points)")
     if "single" in grids and "grid20" in grids:
         summary["grid"]["ratio_per_repeat"] = [g["seconds"] / s["seconds"] for s, g in zip(grids["single"], grids["grid20"])]
+        summary["grid"]["cpu_ratio_per_repeat"] = [g["cpu_seconds"] / s["cpu_seconds"] for s, g in
+                                                   zip(grids["single"], grids["grid20"]) if "cpu_seconds" in s]
     return summary
 
 
@@ -410,6 +415,9 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
               f"{spread(q['qps'], '{:,.1f}'):>22s} {med(q['p50_ms']):9.2f} {med(q['p95_ms']):9.2f} "
               f"{med(q['qps_with_open']):16,.1f} {batch:>10s} {batch_open:>17s} {med(q['peak_rss_bytes']) / MIB:13,.0f}")
         for system, q in summary["query"].items():
+            if q.get("open_cpu_s"):
+                p(f"  {system}: open/prepare CPU s (user + system of the process) {spread(q['open_cpu_s'], '{:.2f}')}")
+        for system, q in summary["query"].items():
             p(f"  {system}: {q['settings']}")
     if overlap:
         p()
@@ -426,6 +434,10 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
         p(f"  20-point grid  {spread(g['grid20'], '{:.2f}')} s   (k1 in 0.6..1.8 x b in 0.3..0.9)")
         p(f"  grid / single  {med(g['grid20']) / med(g['single']):.2f}  (ratio of medians; per repeat "
           f"{', '.join(f'{r:.2f}' for r in g['ratio_per_repeat'])})")
+        if g.get("single_cpu"):
+            p(f"  CPU s (process time: a loaded machine inflates wall time)  single {spread(g['single_cpu'], '{:.2f}')}"
+              f"  grid {spread(g['grid20_cpu'], '{:.2f}')}  grid / single {med(g['grid20_cpu']) / med(g['single_cpu']):.2f}"
+              f" (per repeat {', '.join(f'{r:.2f}' for r in g['cpu_ratio_per_repeat'])})")
 
     # ---- ratios
     p()
@@ -470,7 +482,10 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
              med(irq["batch_qps_with_open"]) >= GOALS["qps"])
     if g.get("single"):
         r = med(g["grid20"]) / med(g["single"])
-        goal("20-point grid / single point", r, "<= 3", r <= GOALS["grid_ratio"], "x")
+        goal("20-point grid / single point", r, "<= 1.5", r <= GOALS["grid_ratio"], "x")
+        if g.get("single_cpu"):
+            r = med(g["grid20_cpu"]) / med(g["single_cpu"])
+            goal("20-point grid / single point, CPU seconds", r, "<= 1.5", r <= GOALS["grid_ratio"], "x")
 
 
 def top_overlap(reference: dict, other: dict) -> dict:

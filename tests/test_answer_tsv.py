@@ -184,7 +184,7 @@ BAD_INPUTS = {
     "two question texts": (with_row(2, 1, "how are glacier caves made?"), 4,
                            "expected the text of question 'Q1' as on line 2: 'how are glacier caves formed?', "
                            "found 'how are glacier caves made?'"),
-    "empty file": ("", None, "expected a header line naming the columns, found 'an empty file'"),
+    "empty file": ("", 1, "expected a header line naming the columns, found 'an empty file'"),
 }
 
 
@@ -244,7 +244,7 @@ def test_registry_entries(tmp_path):
 
     base = {"format": "answer_tsv", "files": {"train": "train.tsv", "test": "test.tsv"}}
     assert registry_with({**base, "columns": {"qid": "id"}})["mini"].columns["qid"] == "id"
-    with pytest.raises(ConfigError, match="mini/columns.*'question_id' was unexpected"):
+    with pytest.raises(ConfigError, match="unknown key at 'mini/columns': 'question_id'"):
         registry_with({**base, "columns": {"question_id": "id"}})
     with pytest.raises(ConfigError, match="columns names .* only"):
         CollectionSpec.from_dict("mini", {**base, "columns": {"question_id": "id"}})

@@ -237,6 +237,50 @@ def test_a_write_cut_short_by_the_os_is_one_line_naming_the_output(tmp_path):
     assert not (out / "topics.parquet").exists()
 
 
+def mounted_tmpfs(tmp_path: Path, options: str):
+    """A real tmpfs mounted with ``options`` (needs root and mount permission: skipped elsewhere)."""
+    mount_point = tmp_path / "tiny"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def small_file_system(tmp_path):
+    yield from mounted_tmpfs(tmp_path, "size=256k")
+
+
+@pytest.fixture
+def read_only_file_system(tmp_path):
+    yield from mounted_tmpfs(tmp_path, "ro,size=64k")
+
+
+def test_an_unwritable_directory_is_one_line_naming_it_even_for_root(read_only_file_system, capsys):
+    out = read_only_file_system / "synthetic"
+    code = main(["synthesize", "--docs", "100", "--vocabulary", "500", "--queries", "2", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"irgrid synthesize: error: {out}") and "Read-only file system" in err[0], err[0]
+
+
+def test_a_full_disk_is_one_line_naming_the_output(small_file_system):
+    out = small_file_system / "synthetic"
+    result = subprocess.run([sys.executable, "-m", "irgrid", "synthesize", "--docs", "20000", "--vocabulary", "5000",
+                             "--queries", "5", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if "irgrid synthesize: error:" in line]
+    assert len(lines) == 1, result.stderr
+    assert str(out) in lines[0] and "No space left on device" in lines[0], lines[0]
+    assert not (out / "topics.parquet").exists()
+
+
 def test_disk_full_inside_pyarrow_names_the_outputs(tmp_path, capsys, monkeypatch):
     # pyarrow's own wording of ENOSPC: no filename attribute, the errno only in the text
     def full(*args, **kwargs):
@@ -293,3 +337,15 @@ def test_evaluator_without_topics_refuses_empty_qrels():
                           "relevance": pd.Series([], dtype=int)})
     with pytest.raises(InputFormatError, match="qrels.parquet: expected at least one judgement"):
         RunEvaluator(empty, ["AP"], qrels_source="qrels.parquet")
+
+
+def test_misspelled_registry_key_gets_the_closest_key(tmp_path):
+    from irgrid.collections import load_registry
+
+    registry = yaml.safe_load(REGISTRY.read_text(encoding="utf-8"))
+    registry["adi"]["doc_field"] = registry["adi"].pop("doc_fields")
+    path = tmp_path / "collections.yaml"
+    path.write_text(yaml.safe_dump(registry), encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        load_registry(path)
+    assert one_line(error.value).startswith(f"{path}: unknown key at 'adi': 'doc_field' (did you mean 'doc_fields'?")

@@ -198,3 +198,16 @@ def test_snakemake_dry_run_stops_on_a_model_named_dotdot(tmp_path):
     assert result.returncode != 0
     assert "config/experiments/small.yaml: models/..: model name '..' is not allowed" in result.stdout, result.stdout
     assert not (tmp_path / "results").exists()
+
+
+def test_trec_export_refuses_an_id_with_a_blank(tmp_path):
+    import pandas as pd
+
+    from irgrid.retrieve import write_trec_run
+
+    run = pd.DataFrame({"qid": ["1", "3 a"], "docno": ["d1", "d2"], "rank": [1, 1], "score": [1.0, 0.5]})
+    with pytest.raises(InputFormatError, match="six fields"):
+        write_trec_run(run, tmp_path / "run.trec", tag="t")
+    assert not (tmp_path / "run.trec").exists()
+    write_trec_run(run.iloc[:1], tmp_path / "run.trec", tag="t")
+    assert [len(line.split()) for line in (tmp_path / "run.trec").read_text().splitlines()] == [6]

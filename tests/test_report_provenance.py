@@ -113,3 +113,41 @@ def test_a_report_row_without_judged_queries_and_an_experiment_of_one_model(tmp_
     assert "<td class='verdict-no-judged-queries'>no judged queries</td>" in page
     pd.DataFrame(columns=COLUMNS).to_csv(tmp_path / "findings.csv", index=False)
     assert "states no claims" in render_report({"experiments": {"x": experiment_manifest(tmp_path)}}, tmp_path)
+
+
+def test_a_failed_write_leaves_no_sidecar_of_an_older_run(tmp_path, monkeypatch):
+    write_run_with_provenance(RUN, tmp_path / "run.parquet", MADE_BY)
+    (tmp_path / "run.parquet").unlink()
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device (simulated)")
+
+    monkeypatch.setattr(pq, "write_table", fail)
+    with pytest.raises(OSError, match="simulated"):
+        write_run_with_provenance(RUN, tmp_path / "run.parquet", MADE_BY)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
+    from irgrid.config import load_config, load_yaml, retrieval_chunks
+    from irgrid.report.manifest import manifest_inputs, report_manifest
+
+    repo = Path(__file__).resolve().parents[1]
+    config = load_yaml(repo / "config" / "config.yaml")
+    config["registry"] = str(repo / "config" / "collections.yaml")
+    config["experiments"] = {"baselines": str(repo / "config" / "experiments" / "baselines.yaml")}
+    loaded = load_config(config)
+    manifest = report_manifest(loaded, retrieval_chunks(loaded))
+    cells = manifest["experiments"]["baselines"]["cells"]
+    # 32 BM25 points and 9 QL points on each of the six collections' one query set
+    assert len(cells) == 6 * (32 + 9)
+    assert len({cell["digest"] for cell in cells}) == len(cells)
+    adi = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "ql_dirichlet")
+    assert adi["retrieve_benchmark"] == "results/benchmarks/adi/runs/porter/text/ql_dirichlet/chunk-all.tsv"
+    assert adi["evaluate_benchmark"] == "results/benchmarks/adi/eval/porter/text/ql_dirichlet/chunk-all.tsv"
+    inputs = manifest_inputs(manifest)
+    for path in ("results/tables/baselines/table.csv", "results/tables/baselines/findings.csv",
+                 "results/figures/baselines/per_query.svg", "results/adi/index/porter",
+                 "results/benchmarks/adi/index/porter.tsv", adi["retrieve_benchmark"]):
+        assert path in inputs, path
+    assert manifest["collections"]["adi"]["sha256"]  # the registry's checksums of the raw files

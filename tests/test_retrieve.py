@@ -162,3 +162,17 @@ def test_best_positions_holds_every_score_tied_with_the_last_kept():
         kth = np.sort(scores)[::-1][depth - 1]
         assert set(np.flatnonzero(scores >= kth)) <= set(kept.tolist())
         assert len(kept) >= depth and len(set(kept.tolist())) == len(kept)
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=3000, unique=True),
+       spread_bits=st.integers(0, 63))
+def test_radix_sorted_keys_are_numpys_sort(keys, spread_bits):
+    """The keys of the ranker (distinct int64, often sharing their high bits) in numpy's ascending order."""
+    from irgrid.ranking import _sorted_keys
+
+    values = np.array(keys, dtype=np.int64)
+    # as the ranker's keys are: close scores share the high bits, the low ones vary
+    narrow = np.unique((values >> np.int64(spread_bits)) if spread_bits else values)
+    for array in (values, narrow, -narrow[::-1]):
+        assert _sorted_keys(array.copy()).tolist() == np.sort(array).tolist()

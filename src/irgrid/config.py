@@ -271,7 +271,11 @@ def _check_references(config: Mapping[str, Any]) -> None:
                     f"its parameters are {instance.parameter_names()}"
                 )
             try:
-                model_points(model)
+                # each listed value on its own (no cross-parameter checks exist): the values, not the product
+                declared = {parameter.name: parameter for parameter in instance.parameters}
+                for parameter, values in model.get("grid", {}).items():
+                    for value in values if isinstance(values, list) else [values]:
+                        declared[parameter].check(value, family)
             except ConfigError as error:
                 # the family's message names the parameter and its range; say where the value is written
                 source = sources.get(name, where)

@@ -106,6 +106,9 @@ def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
 def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str],
                      stem: Path) -> list[Path]:
     curves = sensitivity_curves(evaluations, measure)
+    if not curves.empty:  # a parameter held at one value is not swept: no curve, no panel
+        values = curves.groupby(["collection", "queryset", "model", "parameter"])["value"].transform("nunique")
+        curves = curves[values > 1]
     rows = list(dict.fromkeys(zip(evaluations["collection"], evaluations["queryset"])))
     several = len({queryset for _, queryset in rows}) > 1
     swept = [m for m in models if not curves.empty and (curves["model"] == m).any()]
@@ -141,7 +144,7 @@ def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str],
                 axis.set_xlabel(panel["parameter"].iloc[0], fontsize="small")
             axis.grid(alpha=0.3)
             axis.tick_params(labelsize="x-small")
-    figure.suptitle("★ the chosen (best-run) point", fontsize="x-small", y=1.0)
+    figure.suptitle("stars: the chosen (best-run) points", fontsize="x-small", y=1.0)
     figure.tight_layout()
     return _save(figure, stem)
 

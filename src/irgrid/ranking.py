@@ -91,37 +91,114 @@ def best_positions(scores, depth):
     """Positions of a superset of the ``depth`` best scores: every score >= some threshold.
 
     The threshold is a high quantile of a strided sample of ``SAMPLE_SIZE``
-    scores, chosen so that about 1.5 ``depth`` scores reach it: one branch-free
-    pass counts them, a second collects them.  When fewer than ``depth`` reach
-    it (an unlucky sample), or the segment is short, the threshold is the
-    depth-th largest score itself (a heap over all scores).  Every score tied
-    with the depth-th largest is always included, so the docno tie-break can
-    be exact.
+    scores, chosen so that about 1.5 ``depth`` scores reach it; one
+    branch-free pass collects them.  When fewer than ``depth`` reach it (an
+    unlucky sample), or the segment is short, the threshold is the depth-th
+    largest score itself (a heap over all scores).  Every score tied with the
+    depth-th largest is always included, so the docno tie-break can be exact.
     """
+    return _best_positions(scores, depth, np.empty(len(scores), np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _best_positions(scores, depth, work):
+    """:func:`best_positions` into ``work`` (at least ``len(scores)`` long, reused by the caller): a view of it."""
     n = len(scores)
     if n <= depth:
-        return np.arange(n)
+        for c in range(n):
+            work[c] = c
+        return work[:n]
     if n > SAMPLE_WHEN_LONGER * depth:
-        sample = np.sort(scores[::max(1, n // SAMPLE_SIZE)][:SAMPLE_SIZE])
+        sample = scores[::max(1, n // SAMPLE_SIZE)][:SAMPLE_SIZE].copy()
         size = len(sample)
         above_in_sample = min(int(1.5 * depth * size / n), size - 1)
-        threshold = sample[size - 1 - above_in_sample]
+        # the sample's (size - 1 - above)-th smallest: a selection, the value a full sort puts there
+        k = size - 1 - above_in_sample
+        threshold = np.partition(sample, k)[k]
         count = 0
-        for c in range(n):
+        for c in range(n):  # written always, kept when it reaches the threshold: no branch to mispredict
+            work[count] = c
             count += scores[c] >= threshold
         if count >= depth:
-            above = np.empty(count, np.int64)
-            i = 0
-            for c in range(n):
-                if scores[c] >= threshold:
-                    above[i] = c
-                    i += 1
-            return above
-    return np.flatnonzero(scores >= kth_largest(scores, depth))
+            return work[:count]
+    threshold = kth_largest(scores, depth)
+    count = 0
+    for c in range(n):
+        work[count] = c
+        count += scores[c] >= threshold
+    return work[:count]
+
+
+@njit(cache=True, nogil=True)
+def _at_depth(scores, positions, depth):
+    """``positions`` cut to those whose score reaches the ``depth``-th largest among them (ties kept).
+
+    The items past it cannot rank within ``depth``; sorting only the rest costs less than
+    sorting the ~1.5 ``depth`` the sampled threshold leaves.
+    """
+    m = len(positions)
+    if m <= depth + depth // 8:
+        return positions
+    values = np.empty(m, np.float64)
+    for i in range(m):
+        values[i] = scores[positions[i]]
+    kth = np.partition(values, m - depth)[m - depth]
+    count = 0
+    for i in range(m):  # in place: an item is written at or before where it was read
+        position = positions[i]
+        positions[count] = position
+        count += values[i] >= kth
+    return positions[:count]
 
 
 _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
+
+
+#: bits of a key sorted per pass of :func:`_sorted_keys`
+RADIX_BITS = 11
+
+
+@njit(cache=True, nogil=True)
+def _sorted_keys(keys):
+    """``keys`` (distinct int64) in ascending order: an LSD radix sort over the bits that vary.
+
+    The keys of a query's best items share their high bits (close scores), so a few passes of
+    ``RADIX_BITS`` bits each order them: a third of the time of a comparison sort for ~1,000
+    keys.  The keys are distinct, so the order is the one any sort gives.
+    """
+    m = len(keys)
+    if m < 64:
+        keys.sort()
+        return keys
+    radix = np.uint64(1 << RADIX_BITS)
+    mask = radix - np.uint64(1)
+    values = keys.view(np.uint64) ^ np.uint64(1 << 63)  # signed order as unsigned: flip the sign bit
+    all_ones, any_ones = values[0], values[0]
+    for i in range(m):
+        all_ones &= values[i]
+        any_ones |= values[i]
+    varying = all_ones ^ any_ones
+    spare = np.empty(m, np.uint64)
+    counts = np.zeros(1 << RADIX_BITS, np.int64)
+    shift = np.uint64(0)
+    while shift < np.uint64(64):
+        if (varying >> shift) & mask:
+            counts[:] = 0
+            for i in range(m):
+                counts[(values[i] >> shift) & mask] += 1
+            total = 0
+            for digit in range(1 << RADIX_BITS):
+                count = counts[digit]
+                counts[digit] = total
+                total += count
+            for i in range(m):  # stable: equal digits keep the order of the previous passes
+                digit = (values[i] >> shift) & mask
+                spare[counts[digit]] = values[i]
+                counts[digit] += 1
+            values, spare = spare, values
+        shift += np.uint64(RADIX_BITS)
+    return (values ^ np.uint64(1 << 63)).view(np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -148,7 +225,7 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
         if key < 0:
             key ^= _MAGNITUDE
         keys[i] = (key & ~low) | i
-    keys.sort()
+    keys = _sorted_keys(keys)
     # each item's score and docno rank, gathered once: the pass below compares them often
     order = np.empty(m, np.int64)
     item_scores = np.empty(m, np.float64)
@@ -169,13 +246,15 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
 
 
 @njit(cache=True, nogil=True)
-def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at):
+def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work):
     """The ``min(depth, n)`` best of ``scores`` (candidates ``candidates``) into ``out_*[out_at:]``.
 
     Score descending, ties by docno ascending (``docno_rank[d]``: document
-    ``d``'s position in docno order, distinct for every document).
+    ``d``'s position in docno order, distinct for every document).  ``work``: an
+    int64 buffer at least ``len(scores)`` long.
     """
-    order = sort_by_score_then_docno(scores, best_positions(scores, depth), candidates, docno_rank)
+    positions = _at_depth(scores, _best_positions(scores, depth, work), depth)
+    order = sort_by_score_then_docno(scores, positions, candidates, docno_rank)
     for r in range(min(depth, len(scores))):
         out_docids[out_at + r] = candidates[order[r]]
         out_scores[out_at + r] = scores[order[r]]
@@ -202,13 +281,14 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     ranking at ``offsets[q]:offsets[q+1]``.
     """
     num_queries = len(candidate_offsets) - 1
-    offsets, _ = _result_offsets(candidate_offsets, 0, num_queries, depth)
+    offsets, most = _result_offsets(candidate_offsets, 0, num_queries, depth)
     out_docids = np.empty(offsets[num_queries], np.int32)
     out_scores = np.empty(offsets[num_queries], np.float64)
+    work = np.empty(most, np.int64)
     for q in range(num_queries):
         lo = candidate_offsets[q]
         hi = candidate_offsets[q + 1]
-        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q])
+        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q], work)
     return out_docids, out_scores, offsets
 
 
@@ -241,6 +321,7 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     out_docids = np.empty(offsets[-1], np.int32)
     out_scores = np.empty(offsets[-1], np.float64)
     buffer = np.empty(most, np.float64)
+    work = np.empty(most, np.int64)
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
         n = candidate_offsets[q + 1] - lo
@@ -266,5 +347,5 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
             for c in range(n):
                 scores[c] *= weight
         _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids, out_scores,
-                      offsets[q - first_query])
+                      offsets[q - first_query], work)
     return out_docids, out_scores, offsets

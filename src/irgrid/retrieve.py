@@ -139,6 +139,9 @@ class PreparedQuerySet(Sequence):
         self._cache_bytes = [0]
         #: per query, the docids it re-ranks (topics with a candidates column), or None: rank the collection
         self.allowed: list[np.ndarray] | None = None
+        # the qid and rank columns of a run, for the rows per query they were made for: every point of a
+        # grid ranks min(depth, candidates) documents a query, so its runs share them (Scorer.run_table)
+        self._run_layout: tuple[bytes, pa.Array, pa.Array] | None = None
 
     # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
     # and making an array the size of the postings costs more than scoring a BM25 point.
@@ -506,13 +509,15 @@ class Scorer:
             return pa.Table.from_pandas(self._run_per_query(model, queries, point, depth), schema=RUN_SCHEMA,
                                         preserve_index=False)
         docids, ranked_scores, offsets = self.top(model, queries, point, depth)
-        counts = np.diff(offsets)
-        query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
-        ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
-        qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
+        layout = queries._run_layout
+        if layout is None or layout[0] != offsets.tobytes():
+            counts = np.diff(offsets)
+            query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
+            ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
+            qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
+            layout = queries._run_layout = (offsets.tobytes(), qids.cast(pa.string()), pa.array(ranks))
         return pa.Table.from_arrays(
-            [qids.cast(pa.string()), self.docnos_arrow.take(pa.array(docids)), pa.array(ranks),
-             pa.array(ranked_scores)],
+            [layout[1], self.docnos_arrow.take(pa.array(docids)), layout[2], pa.array(ranked_scores)],
             schema=RUN_SCHEMA,
         )
 
@@ -616,6 +621,12 @@ def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: s
     """Export a run (DataFrame or Arrow table) in TREC format: qid Q0 docno rank score tag."""
     if isinstance(run, pa.Table):
         run = run.to_pandas()
+    for column in ("qid", "docno"):
+        # a blank inside an id would make a seven-field line that trec_eval reads as other ids
+        spaced = [value for value in run[column].unique() if any(c.isspace() for c in str(value))]
+        if spaced:
+            raise InputFormatError(path, None, f"{column}s without blanks (a TREC run line is six fields)",
+                                   found=str(spaced[0]))
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for qid, docno, rank, score in zip(run["qid"], run["docno"], run["rank"], run["score"]):
             out.write(f"{qid} Q0 {docno} {rank} {score:.6f} {tag}\n")

@@ -1,4 +1,5 @@
 # Config validation and the input helpers every stage uses. Logic lives in irgrid.config.
+import functools
 import json
 import shlex
 import sys
@@ -36,8 +37,6 @@ REGISTRY = str(resolve_path(config["registry"]))
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
 # Where index builds run: local Dask processes, dask.scheduler or a dask.cluster the job starts.
 INDEX_PLACEMENT = index_placement(config["dask"])
-# What the report reads: every chosen experiment's outputs, cells, configuration digests and benchmarks.
-REPORT_MANIFEST = report_manifest(IRGRID, RETRIEVAL_CHUNKS)
 # The families whose runs come with a table of each query's phrases and their weights.
 PHRASE_FAMILIES = ("p", "pu", "pm")
 
@@ -289,9 +288,12 @@ def findings_inputs(wildcards):
     return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
 
 
-def report_manifest_json(wildcards):
-    return json.dumps(REPORT_MANIFEST, sort_keys=True)
+@functools.cache
+def report_manifest_json(wildcards=None):
+    """What the report reads: every experiment's outputs, cells, configuration digests and benchmarks
+    (made when the report is asked for: ~1 s on the default config)."""
+    return json.dumps(report_manifest(IRGRID, RETRIEVAL_CHUNKS), sort_keys=True)
 
 
 def all_report_inputs(wildcards):
-    return manifest_inputs(REPORT_MANIFEST)
+    return manifest_inputs(json.loads(report_manifest_json()))

@@ -11,7 +11,7 @@ rule report:
     log:
         "logs/report.log",
     params:
-        manifest=report_manifest_json,
+        manifest=lambda wildcards: report_manifest_json(),
     conda:
         "../envs/irgrid.yaml"
     shell:

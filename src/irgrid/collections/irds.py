@@ -14,7 +14,7 @@ from typing import Any
 
 from .qrels import map_relevance
 from .records import Document, Qrel, Query
-from .textio import normalize_numeric_id
+from .textio import check_identifier, normalize_numeric_id
 
 
 def load_dataset(dataset_id: str) -> Any:
@@ -40,14 +40,18 @@ def _text_fields(record: Any, id_field: str) -> dict[str, str]:
 
 def iter_irds_documents(dataset_id: str) -> Iterator[Document]:
     """Documents of an ir_datasets dataset; the docno is ``doc_id`` unchanged."""
-    for record in load_dataset(dataset_id).docs_iter():
-        yield Document(str(record.doc_id), _text_fields(record, "doc_id"))
+    source = f"ir_datasets:{dataset_id} docs"
+    for index, record in enumerate(load_dataset(dataset_id).docs_iter(), start=1):
+        docno = check_identifier(str(record.doc_id), source, index, "doc_id")
+        yield Document(docno, _text_fields(record, "doc_id"))
 
 
 def iter_irds_queries(dataset_id: str) -> Iterator[Query]:
     """Queries of an ir_datasets dataset; numeric qids lose leading zeros as in every reader."""
-    for record in load_dataset(dataset_id).queries_iter():
-        yield Query(normalize_numeric_id(str(record.query_id)), _text_fields(record, "query_id"))
+    source = f"ir_datasets:{dataset_id} queries"
+    for index, record in enumerate(load_dataset(dataset_id).queries_iter(), start=1):
+        qid = check_identifier(str(record.query_id), source, index, "query_id")
+        yield Query(normalize_numeric_id(qid), _text_fields(record, "query_id"))
 
 
 def iter_irds_qrels(dataset_id: str, relevance: Mapping[int, int] | None = None) -> Iterator[Qrel]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import InputFormatError
 from .records import Document, Query, located
-from .textio import check_identifier, iter_files, iter_lines, normalize_numeric_id
+from .textio import check_identifier, is_encodable_text, iter_files, iter_lines, normalize_numeric_id
 
 DOCNO_KEYS = ("docno", "id", "doc_id", "docid", "_id")
 QID_KEYS = ("qid", "query_id", "id", "_id")
@@ -47,6 +47,17 @@ def _text_value(value: object) -> str | None:
     return None
 
 
+def _all_encodable(value: object) -> bool:
+    """Whether every string in a decoded JSON value (keys too) can be written as UTF-8."""
+    if isinstance(value, str):
+        return is_encodable_text(value)
+    if isinstance(value, dict):
+        return all(_all_encodable(key) and _all_encodable(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_all_encodable(item) for item in value)
+    return True
+
+
 def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: str | None,
                         encoding: str) -> Iterator[tuple[str, dict[str, str], int]]:
     keys = (id_field,) if id_field else id_keys
@@ -59,6 +70,9 @@ def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: s
             raise InputFormatError(path, line_no, f"a JSON object ({error.msg})", found=line) from None
         if not isinstance(record, dict):
             raise InputFormatError(path, line_no, "a JSON object", found=line)
+        if not _all_encodable(record):
+            raise InputFormatError(path, line_no, "JSON strings of characters (a \\ud800-\\udfff escape that is "
+                                                  "not part of a surrogate pair is no character)", found=line)
         key = next((k for k in keys if k in record), None)
         identifier = record.get(key) if key else None
         if isinstance(identifier, bool) or not isinstance(identifier, (str, int)) or str(identifier).strip() == "":

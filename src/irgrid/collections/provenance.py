@@ -8,7 +8,7 @@ reads and the sha256 of every raw file it reads. So
   (and what depends on their outputs);
 - editing one field of an entry (a query set's fields, the relevance mapping, ``doc_fields``)
   reruns only the steps that read it; its ``description``, ``url``, ``mirror`` key and file
-  *names* are read by no step;
+  *names* are read by no collection step (the report, showing a digest of the whole entry, is remade);
 - moving or copying the mirror, or naming the registry by another path, changes no provenance:
   where files are read from is passed to the jobs as a derived param, which Snakemake does not
   record (see ``collection_sources`` in ``workflow/rules/common.smk``).

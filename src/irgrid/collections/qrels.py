@@ -23,6 +23,9 @@ from ..errors import InputFormatError
 from .records import Qrel
 from .textio import iter_lines, normalize_numeric_id
 
+# Relevance values as stored (int32).
+RELEVANCE_MIN, RELEVANCE_MAX = -(2**31), 2**31 - 1
+
 
 def map_relevance(raw: int, relevance: Mapping[int, int] | None, path: str | os.PathLike,
                   line_no: int | None, line: str) -> int:
@@ -33,12 +36,18 @@ def map_relevance(raw: int, relevance: Mapping[int, int] | None, path: str | os.
     "complete answer", the best grade).
     """
     if not relevance:
-        return raw
-    try:
-        return relevance[raw]
-    except KeyError:
-        raise InputFormatError(path, line_no, f"a relevance value listed in the collection's relevance table "
-                                              f"{sorted(relevance)}", found=line) from None
+        graded = raw
+    else:
+        try:
+            graded = relevance[raw]
+        except KeyError:
+            raise InputFormatError(path, line_no, f"a relevance value listed in the collection's relevance table "
+                                                  f"{sorted(relevance)}", found=line) from None
+    if not RELEVANCE_MIN <= graded <= RELEVANCE_MAX:
+        # qrels are stored as int32 (QRELS_SCHEMA): a larger value is a broken file, not a grade
+        raise InputFormatError(path, line_no, f"a relevance value between {RELEVANCE_MIN} and {RELEVANCE_MAX}",
+                               found=line)
+    return graded
 
 
 def _parse_int(token: str) -> int | None:

@@ -251,9 +251,9 @@ def validate_registry(data: Any, source: str, schema_path: str | os.PathLike | N
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(as_json), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        error = errors[0]
-        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: invalid value at '{where}': {error.message}")
+        from ..config import describe_schema_error  # late: irgrid.config imports this package
+
+        raise ConfigError(f"{source}: {describe_schema_error(errors[0])}")
 
 
 def load_registry(path: str | os.PathLike = "config/collections.yaml",

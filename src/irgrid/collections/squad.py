@@ -31,8 +31,11 @@ line and column; structure errors the JSON path (``data[3].paragraphs[2]``).
 
 from __future__ import annotations
 
+import io
 import json
+import lzma
 import os
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,7 +43,7 @@ from typing import Any, NamedTuple
 from ..errors import InputFormatError
 from .qrels import map_relevance
 from .records import Document, Qrel, Query
-from .textio import normalize_numeric_id, open_binary
+from .textio import is_encodable_text, normalize_numeric_id, open_binary, read_compressed_error
 
 # The one document field: the paragraph text (see the module docstring for why not the title).
 CONTEXT_FIELD = "context"
@@ -83,7 +86,12 @@ def _shown(value: Any) -> str:
 
 def _load_json(path: Path, encoding: str) -> Any:
     with open_binary(path) as handle:
-        raw = handle.read()
+        try:
+            raw = handle.read()
+        except (EOFError, OSError, lzma.LZMAError, zlib.error) as error:
+            if isinstance(handle, io.BufferedReader):  # not compressed: a real read error
+                raise
+            raise read_compressed_error(path, None, error) from None
     if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
         encoding = "utf-8-sig"  # tolerate a byte-order mark
     try:
@@ -111,19 +119,25 @@ def _identifier(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return None
     text = str(value).strip()
-    if any(character.isspace() for character in text):
+    if any(character.isspace() for character in text) or not is_encodable_text(text):
         return None
     return text or None
 
 
 def _require(container: Mapping[str, Any], key: str, kind: type, path: Path, where: str, what: str,
              default: Any = None) -> Any:
-    """``container[key]`` if it has type ``kind``; ``default`` if absent and a default is given."""
+    """``container[key]`` if it has type ``kind``; ``default`` if absent and a default is given.
+
+    A string must be writable as UTF-8: a JSON escape of a lone surrogate (``\\ud800``) is no character.
+    """
     if key not in container and default is not None:
         return default
     value = container.get(key)
     if not isinstance(value, kind):
         raise JSONStructureError(path, where, what, found=None if key not in container else _shown(value))
+    if isinstance(value, str) and not is_encodable_text(value):
+        raise JSONStructureError(path, where, f"{what} of characters (a \\ud800-\\udfff escape outside a "
+                                              "surrogate pair is no character)", found=ascii(value)[:120])
     return value
 
 

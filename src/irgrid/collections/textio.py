@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -47,6 +49,16 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
     return open(path, "rb")
 
 
+# What a damaged or cut-short gzip, bzip2 or xz stream raises while being read.
+_COMPRESSED_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
+def read_compressed_error(path: str | os.PathLike, line_no: int | None, error: Exception) -> InputFormatError:
+    """The error for a compressed file that cannot be read to its end (cut short, damaged)."""
+    return InputFormatError(path, line_no, "a complete, undamaged gzip, bzip2 or xz stream",
+                            found=f"{type(error).__name__}: {error}")
+
+
 def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """Yield ``(line_no, text)`` for each line of ``path``, without its line ending.
 
@@ -55,7 +67,19 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[tup
     (editors on Windows write one) is dropped: kept, it would become part of the first id.
     """
     with open_binary(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
+        compressed = not isinstance(handle, io.BufferedReader)
+        line_no = 0
+        lines = iter(handle)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                break
+            except _COMPRESSED_ERRORS as error:
+                if not compressed:
+                    raise
+                raise read_compressed_error(path, line_no + 1, error) from None
+            line_no += 1
             try:
                 text = raw.decode(encoding)
             except UnicodeDecodeError as error:
@@ -82,6 +106,16 @@ def check_identifier(identifier: str, path: str | os.PathLike, line_no: int | No
         raise InputFormatError(path, line_no, f"a {what} without blanks (one token, e.g. '1', 'FT911-3')",
                                found=identifier if found is None else found)
     return identifier
+
+
+def is_encodable_text(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: JSON's ``\\ud800`` escapes decode to lone surrogates,
+    which are no characters, and Parquet (any UTF-8 writer) refuses them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def normalize_numeric_id(identifier: str) -> str:

@@ -112,7 +112,7 @@ def gains_and_losses_html(table: pd.DataFrame, labels: Mapping[str, str]) -> str
         measure = group["measure"].iloc[0]
         out.append(f"<h4>{html.escape(labels.get(model, model))} against {html.escape(labels.get(baseline, baseline))}"
                    f", {html.escape(collection)} ({html.escape(queryset)})</h4>")
-        out.append(f"<div class='scroll'><table class='queries'><thead><tr><th></th><th>qid</th><th>query</th>"
+        out.append(f"<div class='scroll'><table class='queries'><thead><tr><th></th><th>qid</th><th class='left'>query</th>"
                    f"<th>{html.escape(measure)}</th><th>baseline</th><th>Δ</th></tr></thead><tbody>")
         for entry in group.itertuples(index=False):
             text = entry.text if len(entry.text) <= 160 else entry.text[:157] + "..."

@@ -35,11 +35,11 @@ h3{margin-top:1.5em}h4{margin:1em 0 .3em}
 .scroll{overflow-x:auto;max-width:100%;margin:.5em 0}
 table{border-collapse:collapse;font-size:.9em}
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
-td:first-child,th:first-child,td.text,td.left{text-align:left}
+td:first-child,th:first-child,td.text,td.left,th.left{text-align:left}
 td.text{white-space:normal;min-width:20em;max-width:40em}
 th{background:#f3f3f3}
 code,.digest{font-family:ui-monospace,monospace;font-size:.9em}
-img{max-width:100%;height:auto}
+img{max-width:100%;height:auto}figure img{width:100%;max-width:64em}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
 .verdict-holds{background:#d9f2dd;font-weight:bold}.verdict-opposite{background:#f8d7d5;font-weight:bold}
 .verdict-no-difference{background:#f1f1f1}.verdict-no-judged-queries{background:#fff3cd}
@@ -111,7 +111,8 @@ def _p(value: Any) -> str:
 
 def _frame_table(frame: pd.DataFrame, formats: Mapping[str, Any] | None = None, left: tuple[str, ...] = ()) -> str:
     formats = formats or {}
-    head = "".join(f"<th>{_e(column)}</th>" for column in frame.columns)
+    head = "".join(f"<th class='left'>{_e(column)}</th>" if column in left else f"<th>{_e(column)}</th>"
+                   for column in frame.columns)
     body = []
     for row in frame.itertuples(index=False):
         cells = []

@@ -42,6 +42,13 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk]) -> dict[
     for chunk in chunks:
         for path in chunk.run_paths:
             chunk_of[path] = chunk
+    entries = {}  # each registry entry as plain data once: to_dict() deep-copies the whole entry
+
+    def entry(collection: str) -> dict[str, Any]:
+        if collection not in entries:
+            entries[collection] = registry[collection].to_dict()
+        return entries[collection]
+
     benchmarks: dict[str, dict[str, str]] = {}
     indexes: dict[str, dict[str, str]] = {}
     experiments = {}
@@ -65,7 +72,7 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk]) -> dict[
                 "run": cell.run_path, "index": index, "retrieve_benchmark": runs, "evaluate_benchmark": evals,
                 "chunk_points": len(chunk.params),
                 "digest": cell_digest(cell.family, cell.params, config["analyzers"][cell.analyzer],
-                                      registry[cell.collection].to_dict(), cell.queryset, depth, config["measures"]),
+                                      entry(cell.collection), cell.queryset, depth, config["measures"]),
             })
         experiments[name] = {
             "source": config.get("_experiment_sources", {}).get(name, ""),
@@ -91,7 +98,7 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk]) -> dict[
     return {
         "experiments": experiments,
         "collections": {collection: {"format": registry[collection].format, "sha256": registry[collection].sha256,
-                                     "digest": cell_digest("", "", {}, registry[collection].to_dict(), "", 0, [])}
+                                     "digest": cell_digest("", "", {}, entry(collection), "", 0, [])}
                         for collection in collections},
         "benchmarks": benchmarks,
         "indexes": indexes,

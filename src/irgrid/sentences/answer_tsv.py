@@ -85,7 +85,7 @@ def iter_answer_tsv_pairs(path: str | os.PathLike, role: str = "", encoding: str
     lines = iter_lines(path, encoding)
     header = next(lines, None)
     if header is None:
-        raise InputFormatError(path, None, "a header line naming the columns", found="an empty file")
+        raise InputFormatError(path, 1, "a header line naming the columns", found="an empty file")
     header_line, header_text = header
     found = [name.strip() for name in header_text.removeprefix("\ufeff").split("\t")]
     missing = [f"{name!r} ({what})" for what, name in names.items() if name not in found]
