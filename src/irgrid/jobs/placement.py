@@ -9,9 +9,10 @@ The config's ``dask`` section says where the work happens:
 
 The index's bytes do not depend on any of this (``irgrid.index.build``), so the choice must not
 rerun anything: the rule passes it through a params function taking ``output``. Snakemake counts
-such params as derived from the output and leaves them out of its rerun trigger (and of
-``--list-params-changes``), yet evaluates them in every job, locally and under SLURM, from the
-config the job was given. The thread count reaches the command through ``{threads}``, which is not
+such params as derived from the output and does not record them for its params rerun trigger,
+yet evaluates them in every job, locally and under SLURM, from the config the job was given.
+(``snakemake -n`` shows it; ``--list-params-changes`` of Snakemake 9.27 lists every output that
+has recorded params, changed or not, so it cannot.) The thread count reaches the command through ``{threads}``, which is not
 a trigger either.
 """
 
