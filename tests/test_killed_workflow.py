@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from test_workflow import ANALYZER, SMALL_EXPERIMENT
 
 from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
 from irgrid.collections.sources import ChecksumError
@@ -40,19 +41,8 @@ TIMEOUT = 600
 # times and generation time): they differ between any two runs; every other file must be identical.
 TIMED = ("results/benchmarks/", "results/report.html")
 
-EXPERIMENT = {
-    "title": "killed and resumed (test)",
-    "collections": ["adi"],
-    "analyzer": "porter",
-    "models": {
-        "bm25": {"family": "bm25", "label": "BM25", "grid": {"k1": [0.9, 1.2], "b": 0.75}},
-        "ql_dirichlet": {"family": "ql_dirichlet", "label": "QL", "grid": {"mu": [500, 1000]}},
-    },
-    "baseline": "ql_dirichlet",
-    "select_by": "AP",
-    "table_measures": ["AP", "P@10"],
-}
-ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
+# The small ADI experiment of the workflow tests: BM25 and QL, two grid points each.
+EXPERIMENT = SMALL_EXPERIMENT
 
 
 def find_mirror() -> Path | None:

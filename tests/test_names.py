@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_errors import ANALYZER, EXPERIMENT
 
 from irgrid.collections.local import iter_local_documents, iter_local_queries
 from irgrid.collections.squad import iter_squad_queries
@@ -26,14 +27,6 @@ from irgrid.sentences.trecqa import iter_trecqa_queries
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "config" / "collections.yaml"
-ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
-EXPERIMENT = {
-    "collections": ["adi"],
-    "analyzer": "porter",
-    "models": {"bm25": {"family": "bm25", "grid": {"k1": [0.9], "b": 0.75}},
-               "ql": {"family": "ql_dirichlet", "grid": {"mu": [500]}}},
-    "baseline": "ql",
-}
 
 
 def config_with(experiment: dict | None = None, analyzers: dict | None = None, name: str = "small",

@@ -15,6 +15,7 @@ and the time and memory of every job.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..collections.sources import sha256_of
 
 METADATA_KEY = b"irgrid.provenance"
 SIDECAR_SUFFIX = ".provenance.json"
@@ -39,14 +41,6 @@ def digest(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
 def cell_digest(family: str, params: str, analyzer: Mapping[str, Any], collection_entry: Mapping[str, Any],
                 queryset: str, depth: int, measures: Iterable[str]) -> str:
     return digest({"family": family, "params": params, "analyzer": dict(analyzer),
@@ -54,8 +48,12 @@ def cell_digest(family: str, params: str, analyzer: Mapping[str, Any], collectio
                    "measures": list(measures)})
 
 
+@functools.cache
 def git_commit(repo: str | os.PathLike = REPO_ROOT) -> str | None:
-    """The checkout's commit (with ``+dirty`` when tracked files differ from it), or None outside git."""
+    """The checkout's commit (with ``+dirty`` when tracked files differ from it), or None outside git.
+
+    Asked once a process: a retrieval job writes a sidecar for every run of its chunk, and the
+    code it runs cannot change under it."""
     try:
         commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10, check=True).stdout.strip()
@@ -71,7 +69,7 @@ def run_provenance(index: str | os.PathLike, topics: str | os.PathLike, family: 
     """What made a run, from the files the retrieval read (no commit: see the module's docstring)."""
     stats = json.loads((Path(index) / "stats.json").read_text(encoding="utf-8"))
     return {"irgrid_version": __version__, "family": family, "params": params, "depth": depth,
-            "index": str(index), "topics": str(topics), "topics_sha256": file_sha256(topics),
+            "index": str(index), "topics": str(topics), "topics_sha256": sha256_of(topics),
             "index_stats": {key: stats.get(key) for key in ("num_docs", "total_length", "num_terms",
                                                             "format_version", "analyzer")}}
 
