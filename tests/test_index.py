@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import irgrid.index.build as build_mod
+import irgrid.index.tasks as tasks_mod
 import irgrid.index.reader as reader_mod
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
@@ -184,13 +184,13 @@ def test_byte_identical_for_any_shard_count(tmp_path):
 
 def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
-    assert build_mod._term_groups(np.array([2, 1, 9, 1, 1, 1, 0]), 3) == [(0, 2), (2, 3), (3, 7)]
+    assert tasks_mod._term_groups(np.array([2, 1, 9, 1, 1, 1, 0]), 3) == [(0, 2), (2, 3), (3, 7)]
     # a run per document, and a word table that must grow many times, give the same index
-    monkeypatch.setattr(build_mod, "RUN_TOKENS", 1)
-    monkeypatch.setattr(build_mod, "READ_BATCH_ROWS", 1)
-    monkeypatch.setattr(build_mod._Vocabulary, "INITIAL_SLOTS", 2)
+    monkeypatch.setattr(tasks_mod, "RUN_TOKENS", 1)
+    monkeypatch.setattr(tasks_mod, "READ_BATCH_ROWS", 1)
+    monkeypatch.setattr(tasks_mod._Vocabulary, "INITIAL_SLOTS", 2)
     # bucket merges in groups of a few tokens, frequent terms streamed alone
-    monkeypatch.setattr(build_mod, "TOKENS_PER_BUCKET", 3)
+    monkeypatch.setattr(tasks_mod, "TOKENS_PER_BUCKET", 3)
     assert file_hashes(build(DOCS, tmp_path, "runs", num_shards=2)) == ref
     monkeypatch.undo()
     # default: a local pool of processes
@@ -277,7 +277,7 @@ def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
 
 
 def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_mod, "POSTINGS_ROW_GROUP", 2)
+    monkeypatch.setattr(tasks_mod, "POSTINGS_ROW_GROUP", 2)
     docs = [(f"d{i}", " ".join(f"w{j}" for j in range(i, i + 5))) for i in range(20)]
     out = build(docs, tmp_path, "idx", num_shards=3, analyzer=HAND, num_buckets=1)
     path = out / "postings/bucket-0000.parquet"
@@ -357,7 +357,7 @@ def test_input_errors(tmp_path):
 def test_shard_errors_survive_pickling():
     import pickle
 
-    err = build_mod.ShardFormatError("p.parquet", 3, "x", "y")
+    err = tasks_mod.ShardFormatError("p.parquet", 3, "x", "y")
     again = pickle.loads(pickle.dumps(err))
     assert isinstance(again, InputFormatError) and str(again) == str(err)
 
@@ -382,7 +382,7 @@ def test_word_by_word_analysis_equals_whole_text_analysis(texts, stemmer, stopwo
     from irgrid.index.kernels import expand_tokens
 
     analyzer = Analyzer(tokenizer=tokenizer, stemmer=stemmer, stopwords=stopwords)
-    vocabulary = build_mod._Vocabulary(analyzer, 3)
+    vocabulary = tasks_mod._Vocabulary(analyzer, 3)
     vocabulary.table = np.zeros((4, 3), np.uint64)  # grows while the words arrive
     word_doc_offsets, word_ids = vocabulary.word_ids(pa.array(texts, pa.string()))
     terms, docids, positions, lengths, unique = expand_tokens(

@@ -8,7 +8,7 @@ from pathlib import Path
 from snakemake.settings.types import DeploymentMethod
 
 from irgrid.collections.provenance import DigestCache, step_provenance
-from irgrid.index.build import FORMAT_VERSION as INDEX_FORMAT_VERSION
+from irgrid.index.format import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import select_subset
 from irgrid.config import validate as validate_config

@@ -18,7 +18,7 @@ from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 from irgrid.features.windows import PositionalPostings
 
-from .build import FORMAT_VERSION, FORWARD_PART_DOCS
+from .format import FORMAT_VERSION, FORWARD_PART_DOCS
 
 
 class Postings(NamedTuple):

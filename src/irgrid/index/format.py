@@ -1,0 +1,81 @@
+"""The on-disk format of the index: the schemas, row-group sizes and bucket function that
+:mod:`irgrid.index.build` writes and :mod:`irgrid.index.reader` reads.
+
+Any change here changes the bytes of every index: bump ``FORMAT_VERSION`` with it (the workflow
+rebuilds indexes of another version).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+FORMAT_VERSION = 2
+
+POSTINGS_SCHEMA = pa.schema(
+    [
+        pa.field("docid", pa.int32(), nullable=False),
+        pa.field("tf", pa.int32(), nullable=False),
+        pa.field("positions", pa.list_(pa.int32()), nullable=False),
+    ]
+)
+FORWARD_SCHEMA = pa.schema(
+    [
+        pa.field("docid", pa.int32(), nullable=False),
+        pa.field("terms", pa.list_(pa.int32()), nullable=False),  # term ids: rows of terms.parquet
+    ]
+)
+DOCS_SCHEMA = pa.schema(
+    [
+        pa.field("docid", pa.int32(), nullable=False),
+        pa.field("docno", pa.string(), nullable=False),
+        pa.field("length", pa.int32(), nullable=False),
+        pa.field("unique_terms", pa.int32(), nullable=False),
+    ]
+)
+TERMS_SCHEMA = pa.schema(
+    [
+        pa.field("term", pa.string(), nullable=False),
+        pa.field("df", pa.int32(), nullable=False),
+        pa.field("cf", pa.int64(), nullable=False),
+        pa.field("bucket", pa.int32(), nullable=False),  # postings/bucket-XXXX.parquet holding the term
+        pa.field("start", pa.int64(), nullable=False),   # its first row there; df rows follow
+    ]
+)
+
+#: rows per row group of the postings: a reader reads whole row groups, so small ones
+#: waste little around a term's rows; large enough to keep the footers small.
+POSTINGS_ROW_GROUP = 8192
+#: documents per ``forward/part-XXXX.parquet`` (fixed, so independent of the input shards)
+FORWARD_PART_DOCS = 65536
+FORWARD_ROW_GROUP = 4096
+TERMS_ROW_GROUP = 65536
+DOCS_ROW_GROUP = 1 << 20
+
+def bucket_of(term: str, num_buckets: int) -> int:
+    """The postings bucket of ``term``: ``crc32(utf-8) % num_buckets``."""
+    return zlib.crc32(term.encode("utf-8")) % num_buckets
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None,
+                  dictionary_columns: list[str] | bool = True) -> None:
+    """Write ``table`` so that equal tables give equal bytes.
+
+    ``dictionary_columns``: the columns worth dictionary-encoding (repeated
+    values); docids and positions are not, and hashing them costs build time.
+    """
+    table = table.replace_schema_metadata(None).combine_chunks()
+    pq.write_table(
+        table,
+        path,
+        row_group_size=row_group_size,
+        compression="zstd",
+        compression_level=3,
+        use_dictionary=dictionary_columns,
+        write_statistics=True,
+        store_schema=True,
+        sorting_columns=sorting_columns,
+    )

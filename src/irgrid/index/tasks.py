@@ -1,0 +1,583 @@
+"""The Dask tasks of an index build (:func:`irgrid.index.build.build_index` wires them):
+analyse a shard, merge a postings bucket, a forward part, the documents table and the terms
+table. Each reads and writes files under the build's temporary directory and returns only
+small summaries.
+"""
+
+
+import shutil
+import threading
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from irgrid.analysis import Analyzer
+from irgrid.analysis.stem import get_stemmer
+from irgrid.errors import InputFormatError
+from irgrid.index.format import (
+    DOCS_ROW_GROUP,
+    DOCS_SCHEMA,
+    FORWARD_PART_DOCS,
+    FORWARD_ROW_GROUP,
+    FORWARD_SCHEMA,
+    POSTINGS_ROW_GROUP,
+    POSTINGS_SCHEMA,
+    TERMS_ROW_GROUP,
+    TERMS_SCHEMA,
+    write_parquet,
+)
+from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+
+#: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
+RUN_TOKENS = 4_000_000
+READ_BATCH_ROWS = 8192
+BYTES_PER_WORD = 6
+#: tokens a postings bucket is planned for (irgrid.index.build.automatic_num_buckets); a bucket
+#: task sorts larger buckets in groups of consecutive terms of at most this many tokens
+TOKENS_PER_BUCKET = 4_000_000
+
+
+class ShardFormatError(InputFormatError):
+    """An :class:`InputFormatError` raised inside a Dask task; picklable, so it reaches the driver intact."""
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.line, self.expected, self.found))
+
+
+
+
+#: words whose analysis is vectorised: for both tokenizers an ASCII alphanumeric word
+#: (at most the maximum token length) is exactly one token, itself.
+_SIMPLE_WORD = r"^[A-Za-z0-9]{1,255}$"
+
+
+class _Vocabulary:
+    """The words and terms one worker has seen, with ids that only grow.
+
+    Whitespace is never part of a token, so a text's terms are the concatenation
+    of its words' terms (positions offset by the tokens of the words before):
+    each distinct word is analysed once per worker, whatever the number of
+    shards it indexes.  Words are split and looked up in a numba hash table
+    (:func:`irgrid.index.kernels.lookup_words`); the new ones are analysed
+    vectorised when simple, through the Python analyzer otherwise.  Per word
+    id: the number of tokens (stop words included: they take a position) and
+    the kept terms with their offsets in the word.
+    """
+
+    MAX_WORDS = 8_000_000  # beyond this many words the next shard starts afresh: bounded memory
+    INITIAL_SLOTS = 1 << 20
+    MAX_LOAD = 0.5
+
+    def __init__(self, analyzer: Analyzer, num_buckets: int):
+        self.analyzer = analyzer
+        self.num_buckets = num_buckets
+        self.stop_words = pa.array(sorted(analyzer.stopword_set), pa.string())
+        self.num_words = 0
+        self.table = np.zeros((self.INITIAL_SLOTS, 3), np.uint64)
+        self.word_info = np.zeros((0, 5), np.int32)  # rows: see irgrid.index.kernels.FIRST_TERM...
+        self.kept_terms = np.zeros(0, np.int32)     # all kept terms of the words, word after word
+        self.kept_rel = np.zeros(0, np.int32)
+        self.terms = pa.array([], pa.string())
+        self.term_buckets = np.zeros(0, np.int32)
+
+    def term_ids(self, terms: pa.Array) -> np.ndarray:
+        found = pc.index_in(terms, value_set=self.terms)
+        if found.null_count:
+            new = pc.unique(terms.filter(pc.is_null(found)))
+            nb = self.num_buckets
+            crc32 = zlib.crc32
+            buckets = [crc32(t.encode("utf-8")) % nb for t in new.to_pylist()]
+            self.term_buckets = np.concatenate([self.term_buckets, np.asarray(buckets, dtype=np.int32)])
+            old = len(self.terms)
+            self.terms = pa.concat_arrays([self.terms, new])
+            found = pc.coalesce(found, pc.add(pc.index_in(terms, value_set=new), old))
+        return found.to_numpy(zero_copy_only=False).astype(np.int32)
+
+    def _analyse(self, new_words: pa.Array) -> None:
+        """Append the analysis of ``new_words`` (the next word ids, in order)."""
+        analyzer = self.analyzer
+        n = len(new_words)
+        simple_mask = pc.match_substring_regex(new_words, _SIMPLE_WORD).to_numpy(zero_copy_only=False)
+        simple_rows = np.flatnonzero(simple_mask)
+        other_rows = np.flatnonzero(~simple_mask)
+        simple = new_words.take(pa.array(simple_rows))
+        lowered = pc.utf8_lower(simple) if analyzer.lowercase else simple
+        keep = ~pc.is_in(lowered, value_set=self.stop_words).to_numpy(zero_copy_only=False)
+        kept = lowered.filter(pa.array(keep))
+        if analyzer.stemmer != "none":
+            stem = get_stemmer(analyzer.stemmer)
+            kept = pa.array([stem(w) for w in kept.to_pylist()], pa.string())
+        ntokens = np.ones(n, np.int32)
+        nkept = np.zeros(n, np.int64)
+        nkept[simple_rows] = keep
+        other_terms: list[str] = []
+        other_rel: list[int] = []
+        for row, word in zip(other_rows.tolist(), new_words.take(pa.array(other_rows)).to_pylist()):
+            terms, positions = analyzer.analyze_with_positions(word)
+            ntokens[row] = len(analyzer.tokens(word))
+            nkept[row] = len(terms)
+            other_terms.extend(terms)
+            other_rel.extend(positions)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(nkept, out=offsets[1:])
+        kept_terms = np.empty(offsets[-1], np.int32)
+        kept_rel = np.zeros(offsets[-1], np.int32)
+        ids = self.term_ids(pa.concat_arrays([kept, pa.array(other_terms, pa.string())]))
+        kept_terms[offsets[simple_rows[keep]]] = ids[: len(kept)]
+        if len(other_rows):
+            other_slots = np.repeat(offsets[other_rows], nkept[other_rows])
+            other_slots += np.arange(len(other_slots)) - np.repeat(
+                np.concatenate([[0], np.cumsum(nkept[other_rows])[:-1]]), nkept[other_rows])
+            kept_terms[other_slots] = ids[len(kept):]
+            kept_rel[other_slots] = other_rel
+        info = np.zeros((n, 5), np.int32)
+        has_terms = nkept > 0
+        info[:, FIRST_TERM] = np.where(has_terms, kept_terms[np.minimum(offsets[:-1], max(len(kept_terms) - 1, 0))]
+                                       if len(kept_terms) else -1, -1)
+        info[:, FIRST_REL] = np.where(has_terms, kept_rel[np.minimum(offsets[:-1], max(len(kept_rel) - 1, 0))]
+                                      if len(kept_rel) else 0, 0)
+        info[:, NUM_TOKENS] = ntokens
+        info[:, MORE_COUNT] = np.maximum(nkept - 1, 0)
+        info[:, MORE_START] = len(self.kept_terms) + offsets[:-1] + 1
+        self.word_info = np.concatenate([self.word_info, info])
+        self.kept_terms = np.concatenate([self.kept_terms, kept_terms])
+        self.kept_rel = np.concatenate([self.kept_rel, kept_rel])
+
+    def word_ids(self, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """``(word_doc_offsets, word_ids)`` of a run of texts, analysing the words new to the worker."""
+        from .kernels import gather_bytes, lookup_words, rehash
+
+        texts = texts.cast(pa.large_string()) if pa.types.is_string(texts.type) else texts
+        buffers = texts.buffers()
+        doc_offsets = np.frombuffer(buffers[1], np.int64)[texts.offset: texts.offset + len(texts) + 1]
+        data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+        max_doc_bytes = int(np.diff(doc_offsets).max()) if len(texts) else 0
+        word_bound = int((doc_offsets[-1] - doc_offsets[0]) // 2 + len(texts)) if len(texts) else 0
+        word_ids = np.empty(word_bound, np.int32)
+        word_doc_offsets = np.zeros(len(texts) + 1, np.int64)
+        first_doc = 0
+        doc_words = max_doc_bytes // 2 + 1  # the most words one document can add
+        while first_doc < len(texts):
+            # The kernel checks the load between documents: the table must hold a whole
+            # document's words beyond the load limit, or probing would find no free slot.
+            while len(self.table) * self.MAX_LOAD < self.num_words + 2 * doc_words:
+                self.table = rehash(self.table, 2 * len(self.table))
+            max_load = int(len(self.table) * self.MAX_LOAD)
+            room = max(max_load - self.num_words, 0) + doc_words
+            new_starts = np.empty(room, np.int64)
+            new_ends = np.empty(room, np.int64)
+            first_doc, self.num_words, num_new = lookup_words(
+                data, doc_offsets, first_doc, self.table, self.num_words, max_load,
+                word_ids, word_doc_offsets, new_starts, new_ends,
+            )
+            if num_new:
+                chars, char_offsets = gather_bytes(data, new_starts[:num_new], new_ends[:num_new])
+                self._analyse(pa.StringArray.from_buffers(num_new, pa.py_buffer(char_offsets), pa.py_buffer(chars)))
+        return word_doc_offsets, word_ids[: word_doc_offsets[-1]]
+
+
+_VOCABULARIES = threading.local()  # one per worker thread: tasks of the threads scheduler run concurrently
+
+
+def _worker_vocabulary(analyzer: Analyzer, num_buckets: int) -> _Vocabulary:
+    vocabulary = getattr(_VOCABULARIES, "current", None)
+    if (vocabulary is None or vocabulary.analyzer != analyzer or vocabulary.num_buckets != num_buckets
+            or vocabulary.num_words > _Vocabulary.MAX_WORDS):
+        vocabulary = _VOCABULARIES.current = _Vocabulary(analyzer, num_buckets)
+    return vocabulary
+
+
+def iter_batches(path: str, batch_rows: int | None = None):
+    """``(first_row, docno, text)`` record batches of a shard; a read failure becomes a :class:`ShardFormatError`."""
+    row = 0
+    try:
+        pf = pq.ParquetFile(path)
+        for batch in pf.iter_batches(batch_size=batch_rows or READ_BATCH_ROWS, columns=["docno", "text"]):
+            yield row, batch.column(0), batch.column(1)
+            row += batch.num_rows
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if isinstance(exc, InputFormatError):
+            raise
+        raise ShardFormatError(path, row + 1, "a readable Parquet document shard",
+                               f"{type(exc).__name__}: {exc}") from exc
+
+
+def _check_docnos(path: str, first_row: int, docnos: pa.Array) -> None:
+    bad = pc.or_kleene(pc.is_null(docnos), pc.equal(pc.binary_length(docnos), 0))
+    if pc.any(bad).as_py():
+        i = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+        raise ShardFormatError(path, first_row + i + 1, "a non-empty docno (rows counted from 1)",
+                               repr(docnos[i].as_py()))
+
+
+def _save_arrays(path: Path, **arrays: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def _load_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def analyze_shard(
+    shard: int,
+    path: str,
+    offset: int,
+    tmp: str,
+    analyzer: Analyzer,
+    num_buckets: int,
+    forward_part_docs: int = FORWARD_PART_DOCS,
+    run_tokens: int | None = None,
+) -> dict[str, int]:
+    """Analyse one document shard and write its token / forward / vocabulary / docs pieces.
+
+    Documents are taken in runs of about ``run_tokens`` words; each run's tokens
+    are written per postings bucket as ``(term, docid, position)`` arrays in
+    document order, with the worker's term ids, which the shard's vocabulary
+    pieces map to strings.
+    """
+    from .kernels import counting_sort, expand_tokens
+
+    run_tokens = RUN_TOKENS if run_tokens is None else run_tokens
+    pieces = Path(tmp) / "pieces"
+    vocabulary = _worker_vocabulary(analyzer, num_buckets)
+    seen = {"last_doc": np.full(max(len(vocabulary.terms), 1024), -1, dtype=np.int32)}
+    forward = {"docids": [], "lengths": [], "terms": []}
+    doc_tables: list[pa.Table] = []
+    totals = {"docs": 0, "tokens": 0, "postings": 0, "runs": 0}
+
+    def index_run(docnos: list[pa.Array], texts: list[pa.Array]) -> None:
+        docid = offset + totals["docs"]
+        word_doc_offsets, word_ids = vocabulary.word_ids(pa.concat_arrays(texts))
+        if len(vocabulary.terms) > len(seen["last_doc"]):
+            grown = np.full(2 * len(vocabulary.terms), -1, dtype=np.int32)
+            grown[: len(seen["last_doc"])] = seen["last_doc"]
+            seen["last_doc"] = grown
+        terms, docids, positions, lengths, unique_terms = expand_tokens(
+            word_doc_offsets, word_ids, vocabulary.word_info, vocabulary.kept_terms, vocabulary.kept_rel,
+            docid, seen["last_doc"],
+        )
+        order, starts = counting_sort(vocabulary.term_buckets[terms], num_buckets)
+        for b in range(num_buckets):
+            if starts[b] < starts[b + 1]:
+                rows = order[starts[b]:starts[b + 1]]
+                _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{totals['runs']:04d}.npz",
+                             terms=terms[rows], docids=docids[rows], positions=positions[rows])
+        n = len(lengths)
+        forward["docids"].append(np.arange(docid, docid + n, dtype=np.int32))
+        forward["lengths"].append(lengths)
+        forward["terms"].append(terms)
+        doc_tables.append(pa.Table.from_arrays(
+            [pa.array(forward["docids"][-1]), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
+             pa.array(unique_terms)],
+            schema=DOCS_SCHEMA,
+        ))
+        totals["docs"] += n
+        totals["tokens"] += len(terms)
+        totals["postings"] += int(unique_terms.sum())
+        totals["runs"] += 1
+
+    # runs of about run_tokens words, estimated at one per BYTES_PER_WORD bytes of text
+    pending_docnos: list[pa.Array] = []
+    pending_texts: list[pa.Array] = []
+    pending = 0
+    for first_row, docnos, texts in iter_batches(path):
+        _check_docnos(path, first_row, docnos)
+        texts = pc.fill_null(texts, "")
+        pending_docnos.append(docnos)
+        pending_texts.append(texts)
+        pending += pc.sum(pc.binary_length(texts)).as_py() or 0
+        if pending >= run_tokens * BYTES_PER_WORD:
+            index_run(pending_docnos, pending_texts)
+            pending_docnos, pending_texts, pending = [], [], 0
+    if pending_docnos:
+        index_run(pending_docnos, pending_texts)
+
+    # forward pieces, split at the fixed forward-part boundaries
+    if forward["docids"]:
+        f_docids = np.concatenate(forward["docids"])
+        f_terms = np.concatenate(forward["terms"])
+        f_offsets = np.zeros(len(f_docids) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(forward["lengths"]), out=f_offsets[1:])
+        parts = f_docids // forward_part_docs
+        for part in np.unique(parts).tolist():
+            rows = np.flatnonzero(parts == part)
+            lo, hi = rows[0], rows[-1] + 1
+            _save_arrays(pieces / f"forward-{part:04d}" / f"shard-{shard:06d}.npz",
+                         docids=f_docids[lo:hi], offsets=f_offsets[lo:hi + 1] - f_offsets[lo],
+                         terms=f_terms[f_offsets[lo]:f_offsets[hi]])
+    # The shard's vocabulary (the terms it uses, with this worker's ids), per bucket; the
+    # bucket tasks hand the forward index its id maps (pieces/term-ids).
+    used = np.flatnonzero(seen["last_doc"][: len(vocabulary.terms)] >= 0).astype(np.int32)
+    used_terms = vocabulary.terms.take(pa.array(used))
+    order, starts = counting_sort(vocabulary.term_buckets[used], num_buckets)
+    for b in range(num_buckets):
+        rows = order[starts[b]:starts[b + 1]]
+        if len(rows):
+            pq.write_table(
+                pa.table({"local_id": pa.array(used[rows]), "term": used_terms.take(pa.array(rows))}),
+                pieces / f"bucket-{b:04d}" / f"vocabulary-{shard:06d}.parquet", compression="none",
+            )
+    docs = pa.concat_tables(doc_tables) if doc_tables else DOCS_SCHEMA.empty_table()
+    pq.write_table(docs, pieces / "docs" / f"shard-{shard:06d}.parquet", compression="none")
+    return {"shard": shard, "docs": totals["docs"], "tokens": totals["tokens"], "postings": totals["postings"]}
+
+
+def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
+    files = sorted(directory.glob("*.parquet"))
+    if not files:
+        return schema.empty_table()
+    return pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
+
+
+def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
+    """Sort the token pieces of one bucket into ``postings/bucket-XXXX.parquet`` and its term statistics."""
+    from .kernels import counting_sort
+
+    tmp_path = Path(tmp)
+    piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
+    # the bucket's terms, sorted, and each shard's local id -> bucket term index
+    vocab_files = sorted(piece_dir.glob("vocabulary-*.parquet"))
+    shard_vocabularies = {int(f.stem.rsplit("-", 1)[1]): pq.read_table(f) for f in vocab_files}
+    if shard_vocabularies:
+        all_terms = pa.concat_arrays([t.column("term").combine_chunks() for t in shard_vocabularies.values()])
+        distinct = pc.unique(all_terms)
+        bucket_terms = distinct.take(pc.sort_indices(distinct))
+    else:
+        bucket_terms = pa.array([], pa.string())
+    lookup = {}
+    for shard, table in shard_vocabularies.items():
+        local = table.column("local_id").to_numpy()
+        lut = np.full(int(local.max()) + 1 if len(local) else 0, -1, dtype=np.int32)
+        lut[local] = pc.index_in(table.column("term"), value_set=bucket_terms).to_numpy().astype(np.int32)
+        lookup[shard] = lut
+        # for the forward index: the shard's local ids -> index among the bucket's terms
+        _save_arrays(tmp_path / "pieces" / "term-ids" / f"shard-{shard:06d}-bucket-{bucket:04d}.npz",
+                     local_ids=local.astype(np.int32), bucket_index=lut[local])
+    num_terms = len(bucket_terms)
+    piece_files = sorted(piece_dir.glob("shard-*-run-*.npz"))  # (shard, run) order = docid order
+
+    def pieces():
+        for f in piece_files:
+            arrays = _load_arrays(f)
+            yield lookup[int(f.name.split("-")[1])][arrays["terms"]], arrays["docids"], arrays["positions"]
+
+    # Tokens per term first, then groups of consecutive terms of at most TOKENS_PER_BUCKET
+    # tokens, each sorted and written in turn: a bucket's memory is bounded even when one
+    # term (the most frequent of a Zipfian vocabulary: several % of all tokens) dwarfs it.
+    cf = np.zeros(num_terms, dtype=np.int64)
+    for terms, _, _ in pieces():
+        cf += np.bincount(terms, minlength=num_terms)
+    df = np.zeros(num_terms, dtype=np.int32)
+    path = tmp_path / "postings" / f"bucket-{bucket:04d}.parquet"
+    with _RowGroupWriter(path, POSTINGS_SCHEMA, POSTINGS_ROW_GROUP) as writer:
+        for lo, hi in _term_groups(cf, TOKENS_PER_BUCKET):
+            if hi - lo == 1:
+                # one term: its tokens already come in (docid, position) order, piece by piece
+                for terms, docids, positions in pieces():
+                    rows = np.flatnonzero(terms == lo)
+                    if len(rows):
+                        df[lo] += writer.add_postings(terms[rows], docids[rows], positions[rows])
+                continue
+            group = [(t[m], d[m], p[m]) for t, d, p in pieces() for m in [(t >= lo) & (t < hi)]]
+            terms = np.concatenate([g[0] for g in group]) if group else np.zeros(0, np.int32)
+            docids = np.concatenate([g[1] for g in group]) if group else np.zeros(0, np.int32)
+            positions = np.concatenate([g[2] for g in group]) if group else np.zeros(0, np.int32)
+            del group
+            order, _ = counting_sort(terms - lo, hi - lo)  # stable: (term, docid, position) order
+            terms, docids, positions = terms[order], docids[order], positions[order]
+            del order
+            writer.add_postings(terms, docids, positions, df)
+    start = np.zeros(num_terms, dtype=np.int64)
+    np.cumsum(df[:-1], out=start[1:])
+    stats = pa.Table.from_arrays(
+        [bucket_terms, pa.array(df), pa.array(cf), pa.array(np.full(num_terms, bucket, np.int32)), pa.array(start)],
+        schema=TERMS_SCHEMA,
+    )
+    pq.write_table(stats, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
+    shutil.rmtree(piece_dir, ignore_errors=True)
+    return {"bucket": bucket, "postings": int(df.sum()), "terms": num_terms}
+
+
+def _term_groups(token_counts: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive term ranges ``[lo, hi)`` of at most ``limit`` tokens (a larger term alone)."""
+    groups = []
+    lo, total = 0, 0
+    for t, count in enumerate(token_counts.tolist()):
+        if t > lo and total + count > limit:
+            groups.append((lo, t))
+            lo, total = t, 0
+        total += count
+    if lo < len(token_counts):
+        groups.append((lo, len(token_counts)))
+    # a term over the limit gets a group of its own
+    split = []
+    for lo, hi in groups:
+        if hi - lo > 1 and token_counts[lo:hi].max() > limit:
+            split.extend((t, t + 1) for t in range(lo, hi))
+        else:
+            split.append((lo, hi))
+    return split
+
+
+class _RowGroupWriter:
+    """Rows appended in order, written in row groups of exactly ``row_group`` rows.
+
+    Row groups do not depend on how the rows arrived, so the file's bytes do not
+    either; written with the options of :func:`write_parquet` (no dictionaries).
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema, row_group: int, use_dictionary: bool = False):
+        self.writer = pq.ParquetWriter(path, schema, compression="zstd", compression_level=3,
+                                       use_dictionary=use_dictionary, write_statistics=True, store_schema=True)
+        self.row_group = row_group
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+
+    def __enter__(self):
+        return self
+
+    def add_postings(self, terms, docids, positions, df=None) -> int:
+        """Append the postings of tokens sorted by (term, docid, position); count them into ``df``."""
+        from .kernels import group_postings
+
+        starts = group_postings(terms, docids)
+        first = starts[:-1]
+        if df is not None:
+            df += np.bincount(terms[first], minlength=len(df)).astype(df.dtype)
+        if not len(first):
+            return 0
+        # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
+        # writing a repeated string column costs more than the rest of the bucket together.
+        self.add(pa.Table.from_arrays(
+            [
+                pa.array(docids[first], pa.int32()),
+                pa.array(np.diff(starts).astype(np.int32)),
+                pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), pa.array(positions, pa.int32())),
+            ],
+            schema=POSTINGS_SCHEMA,
+        ))
+        return len(first)
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.pending_rows += table.num_rows
+        if self.pending_rows >= max(self.row_group, 1 << 16):
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        if not self.pending_rows:
+            return
+        table = pa.concat_tables(self.pending).combine_chunks()
+        cut = self.pending_rows if final else (self.pending_rows // self.row_group) * self.row_group
+        if cut:
+            self.writer.write_table(table.slice(0, cut), row_group_size=self.row_group)
+        rest = table.slice(cut)
+        self.pending = [rest] if rest.num_rows else []
+        self.pending_rows = rest.num_rows
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self._flush(final=True)
+        self.writer.close()
+
+
+def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=None) -> int:
+    """Write ``forward/part-XXXX.parquet`` (global term ids) from the pieces of the shards overlapping it."""
+    tmp_path = Path(tmp)
+    piece_dir = tmp_path / "pieces" / f"forward-{part:04d}"
+    # a term's id is its row in terms.parquet, where the buckets' terms follow each other
+    bucket_counts = {b["bucket"]: b["terms"] for b in bucket_results}
+    bucket_first_id = np.zeros(len(bucket_counts) + 1, dtype=np.int64)
+    np.cumsum([bucket_counts[b] for b in range(len(bucket_counts))], out=bucket_first_id[1:])
+    docids, offsets, terms = [], [np.zeros(1, dtype=np.int64)], []
+    base = 0
+    for f in sorted(piece_dir.glob("shard-*.npz")):  # shard order = docid order
+        shard = int(f.stem.split("-")[1])
+        arrays = _load_arrays(f)
+        global_ids = np.full(int(arrays["terms"].max()) + 1 if len(arrays["terms"]) else 0, -1, dtype=np.int32)
+        for ids_file in sorted((tmp_path / "pieces" / "term-ids").glob(f"shard-{shard:06d}-bucket-*.npz")):
+            bucket = int(ids_file.stem.rsplit("-", 1)[1])
+            ids = _load_arrays(ids_file)
+            inside = ids["local_ids"] < len(global_ids)
+            global_ids[ids["local_ids"][inside]] = bucket_first_id[bucket] + ids["bucket_index"][inside]
+        docids.append(arrays["docids"])
+        offsets.append(arrays["offsets"][1:] + base)
+        terms.append(global_ids[arrays["terms"]])
+        base += len(arrays["terms"])
+    table = pa.Table.from_arrays(
+        [
+            pa.array(np.concatenate(docids) if docids else np.zeros(0, np.int32), pa.int32()),
+            pa.ListArray.from_arrays(pa.array(np.concatenate(offsets).astype(np.int32)),
+                                     pa.array(np.concatenate(terms) if terms else np.zeros(0, np.int32), pa.int32())),
+        ],
+        schema=FORWARD_SCHEMA,
+    )
+    write_parquet(table, tmp_path / "forward" / f"part-{part:04d}.parquet", FORWARD_ROW_GROUP,
+                  sorting_columns=[pq.SortingColumn(0)], dictionary_columns=False)
+    shutil.rmtree(piece_dir, ignore_errors=True)
+    return table.num_rows
+
+
+def _string_hashes(strings: pa.Array) -> np.ndarray:
+    from .kernels import hash_strings
+
+    strings = strings.cast(pa.large_string())
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], np.int64)[strings.offset: strings.offset + len(strings) + 1]
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return hash_strings(data, offsets)
+
+
+def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
+    """Write ``docs.parquet`` shard after shard; returns the collection totals.
+
+    Streams: a shard's rows at a time, plus 8 bytes a document (a hash of its
+    docno) to find duplicate docnos, which are then confirmed on the strings.
+    """
+    tmp_path = Path(tmp)
+    files = sorted((tmp_path / "pieces" / "docs").glob("*.parquet"))  # shard order = docid order
+    n = 0
+    total = 0
+    hashes = []
+    with _RowGroupWriter(tmp_path / "docs.parquet", DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=True) as writer:
+        for f in files:
+            table = pq.read_table(f, schema=DOCS_SCHEMA)
+            docids = table.column("docid").to_numpy()
+            if len(docids) and (docids[0] != n or docids[-1] != n + len(docids) - 1):  # pragma: no cover
+                raise RuntimeError("internal error: docids are not 0..N-1")
+            n += len(docids)
+            total += pc.sum(table.column("length")).as_py() or 0
+            hashes.append(_string_hashes(table.column("docno").combine_chunks()))
+            writer.add(table)
+    hashes = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, np.uint64)
+    suspects = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    if len(suspects):
+        seen: dict[str, int] = {}
+        for f in files:
+            docnos = pq.read_table(f, columns=["docno"]).column("docno").combine_chunks()
+            for docno in docnos.filter(pa.array(np.isin(_string_hashes(docnos), suspects))).to_pylist():
+                seen[docno] = seen.get(docno, 0) + 1
+        dups = [docno for docno, count in seen.items() if count > 1][:5]
+        if dups:
+            raise ShardFormatError(docs_dir, None, "unique docnos", "duplicates " + ", ".join(map(repr, dups)))
+    return {"num_docs": n, "total_length": int(total)}
+
+
+def merge_terms(tmp: str, bucket_results: list) -> int:
+    """Write ``terms.parquet`` from the buckets' term statistics: bucket after bucket, each sorted.
+
+    A term's row is its id; ids are known to each bucket task as soon as the
+    number of terms of the buckets before it is, so the forward index needs no
+    lookup of strings.
+    """
+    tmp_path = Path(tmp)
+    table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
+    # not sorted by term as a whole (bucket after bucket): no sorting_columns claim
+    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP)
+    return table.num_rows
