@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import irgrid.index.tasks as tasks_mod
 import irgrid.index.reader as reader_mod
+import irgrid.index.tasks as tasks_mod
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 from irgrid.index import IndexReader, Postings, bucket_of, build_index
