@@ -47,6 +47,18 @@ def test_same_spec_same_bytes_and_resume(tmp_path):
     assert other.column("text") != shard_table(SMALL, 0).column("text")
 
 
+def test_worker_processes_write_the_same_bytes(tmp_path):
+    one = write_synthetic_collection(SMALL, tmp_path / "one")
+    two = write_synthetic_collection(SMALL, tmp_path / "two", workers=2)
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
+    assert len([f for f in files if f.parts[0] == "docs"]) == SMALL.num_shards
+    for name in files:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    with pytest.raises(ConfigError, match="workers"):
+        write_synthetic_collection(SMALL, tmp_path / "three", workers=0)
+
+
 def test_lengths_and_zipf_follow_the_spec():
     spec = SyntheticSpec(num_docs=20000, vocabulary_size=5000, mean_length=80, docs_per_shard=20000, seed=3)
     texts = shard_table(spec, 0).column("text").to_pylist()

@@ -202,13 +202,16 @@ def queries_table(spec: SyntheticSpec, words: pa.StringArray | None = None) -> p
                                 schema=TOPICS_SCHEMA)
 
 
-def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike) -> Path:
+def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike, workers: int = 1) -> Path:
     """Write ``out_dir/docs/part-XXXX.parquet``, ``out_dir/topics.parquet``, ``out_dir/qrels.parquet``, ``out_dir/spec.json``.
 
-    Shards are generated and written one at a time (memory is one shard), each
-    atomically; ``spec.json`` is written last, so its presence means complete.
-    A directory with the same complete spec is left as it is.
+    Shards are generated and written one at a time per process (memory is one shard a process,
+    whatever ``num_docs``), each atomically, by ``workers`` processes (a shard's bytes depend only
+    on the spec and its number, so any ``workers`` writes the same files); ``spec.json`` is written
+    last, so its presence means complete.  A directory with the same complete spec is left as it is.
     """
+    if not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"synthetic collection: workers must be a positive integer, got {workers!r}")
     out_dir = Path(out_dir)
     spec_path = out_dir / "spec.json"
     if spec_path.is_file() and json.loads(spec_path.read_text()) == spec.to_dict():
@@ -220,15 +223,37 @@ def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike) 
     for stale in docs_dir.glob("part-*.parquet"):
         stale.unlink()
     words = vocabulary(spec)
-    cdf = _rank_cdf(spec)
-    for shard in range(spec.num_shards):
-        with atomic_path(docs_dir / shard_name(shard)) as tmp:
-            pq.write_table(shard_table(spec, shard, words, cdf), tmp, compression="zstd", row_group_size=8192)
+    if workers == 1:
+        cdf = _rank_cdf(spec)
+        for shard in range(spec.num_shards):
+            _write_shard(spec, shard, docs_dir, words, cdf)
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(workers, spec.num_shards)) as pool:
+            # a worker returns nothing (it writes its shard): the pool holds no collection
+            for _ in pool.map(_write_shard, [spec] * spec.num_shards, range(spec.num_shards),
+                              [docs_dir] * spec.num_shards):
+                pass
     with atomic_path(out_dir / "topics.parquet") as tmp:
         pq.write_table(queries_table(spec, words), tmp)
     write_synthetic_qrels(spec, out_dir / "qrels.parquet")
     write_json(spec.to_dict(), spec_path)
     return out_dir
+
+
+#: a generating process's vocabulary and rank CDF, made once per spec (a pool worker writes many shards)
+_PROCESS_TABLES: dict = {}
+
+
+def _write_shard(spec: SyntheticSpec, shard: int, docs_dir: Path, words: pa.StringArray | None = None,
+                 cdf: np.ndarray | None = None) -> None:
+    if words is None or cdf is None:
+        if _PROCESS_TABLES.get("spec") != spec:
+            _PROCESS_TABLES.update(spec=spec, words=vocabulary(spec), cdf=_rank_cdf(spec))
+        words, cdf = _PROCESS_TABLES["words"], _PROCESS_TABLES["cdf"]
+    with atomic_path(docs_dir / shard_name(shard)) as tmp:
+        pq.write_table(shard_table(spec, shard, words, cdf), tmp, compression="zstd", row_group_size=8192)
 
 
 def write_synthetic_qrels(spec: SyntheticSpec, path: str | os.PathLike) -> Path:
