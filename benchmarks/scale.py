@@ -59,6 +59,19 @@ GOALS = {
     "qps": 200,                    # top-1000 BM25
     "grid_ratio": 1.5,             # 20-point grid / single point (issue 16; was 3)
 }
+#: issue 16's goals against tantivy measured in the same run (irgrid / tantivy)
+PEER_GOALS = {
+    "qps_with_open": 1.5,          # BM25 q/s including open + prepare, fresh process: at least
+    "index_bytes": 1.2,            # index size with positions: at most
+    "docs_per_s": 1.3,             # build docs/s: at least
+    "peak_rss_bytes": 1.0,         # build peak RSS of the process tree: at most
+}
+#: "flat 1M -> 10M": the larger collection's build peak RSS at most this times the smaller's (--baseline)
+RSS_FLAT_RATIO = 1.25
+#: bm25s's 1M build peaked at 5,485 MiB (results/scale-1m-fused.txt): it holds the corpus and its
+#: token ids in memory, so its peak grows with the documents; skipped where that passes this share of RAM
+BM25S_BYTES_PER_DOC = 5485 * 2**20 / 1_000_000
+PEER_RAM_SHARE = 0.8
 
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -167,6 +180,8 @@ def child(task: dict) -> dict:
     out: dict = {}
     if kind == "build":
         system = task["system"]
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_before = time.process_time()
         if system.startswith("irgrid"):
             import irgrid.index  # noqa: F401  (imports outside the timed region, as for the peers)
 
@@ -178,6 +193,10 @@ def child(task: dict) -> dict:
             start = time.perf_counter()
             out["info"] = peer.build(task["docs"], task["out"])
         out["seconds"] = time.perf_counter() - start
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the process's threads and its (reaped) worker processes: on a shared machine, the work done
+        out["cpu_seconds"] = (time.process_time() - cpu_before + children.ru_utime - children_before.ru_utime
+                              + children.ru_stime - children_before.ru_stime)
     elif kind == "query":
         topics = read_topics(task["topics"], task["num_queries"])
         system = make_system(task["system"], task["peer_options"])
@@ -320,6 +339,23 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
 
 
+def index_breakdown(path: Path, max_files: int = 12) -> dict[str, int]:
+    """Bytes of each entry of an index directory: a subdirectory as ``name/`` (all it holds), a file by
+    name; where there are more than ``max_files`` files (tantivy's segment files) they are summed by
+    suffix (``*.pos``). Read from the directory, so a new component (``positions/``) or a missing one
+    (an optional forward index) shows as it is."""
+    entries = sorted(Path(path).iterdir())
+    files = [e for e in entries if e.is_file()]
+    out = {f"{e.name}/": dir_bytes(e) for e in entries if e.is_dir()}
+    if len(files) > max_files:
+        for f in files:
+            key = f"*{f.suffix}" if f.suffix else f.name
+            out[key] = out.get(key, 0) + f.stat().st_size
+    else:
+        out.update({f.name: f.stat().st_size for f in files})
+    return dict(sorted(out.items(), key=lambda item: -item[1]))
+
+
 # ============================================================ statistics and printing
 
 
@@ -345,14 +381,18 @@ def spread(values, fmt: str = "{:.2f}", scale: float = 1.0) -> str:
 MIB = 2**20
 
 
-def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
+def summarise(builds: dict, queries: dict, grids: dict, num_docs: int, sdm: dict | None = None) -> dict:
     summary: dict = {"build": {}, "query": {}, "grid": {}}
+    if sdm:
+        summary["sdm"] = summarise_sdm(sdm)
     for system, runs in builds.items():
         summary["build"][system] = {
             "seconds": [r["seconds"] for r in runs],
             "docs_per_s": [num_docs / r["seconds"] for r in runs],
             "peak_rss_bytes": [r["peak_rss_bytes"] for r in runs],
             "index_bytes": [r["index_bytes"] for r in runs],
+            "cpu_seconds": [r["cpu_seconds"] for r in runs if "cpu_seconds" in r],
+            "docs_per_cpu_s": [num_docs / r["cpu_seconds"] for r in runs if r.get("cpu_seconds")],
             "info": runs[-1].get("info"),
             "index_breakdown": runs[-1].get("index_breakdown"),
         }
@@ -383,6 +423,21 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int) -> dict:
     return summary
 
 
+def summarise_sdm(sdm: dict) -> dict:
+    """BM25 and SDM (dependence.py's children) on the queries of 3-5 terms: q/s per query and including
+    open + prepare, medians over the repeats."""
+    out = {"num_queries": sdm["num_queries"]}
+    for family in ("bm25", "sdm"):
+        runs = sdm[family]
+        out[family] = {
+            "open_s": [r["open_s"] for r in runs],
+            "qps": [len(r["latencies"]) / sum(r["latencies"]) for r in runs],
+            "qps_with_open": [len(r["latencies"]) / (r["open_s"] + sum(r["latencies"])) for r in runs],
+            "peak_rss_bytes": [r["peak_rss_bytes"] for r in runs],
+        }
+    return out
+
+
 def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> None:
     p = lambda *a: print(*a, flush=True)  # noqa: E731
     p()
@@ -399,10 +454,17 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
             p(f"{system:16s} {spread(b['seconds'], '{:.1f}'):>24s} {spread(b['docs_per_s'], '{:,.0f}'):>26s} "
               f"{spread(b['peak_rss_bytes'], '{:,.0f}', 1 / MIB):>22s} {med(b['index_bytes']) / MIB:10,.1f}")
         for system, b in summary["build"].items():
-            extra = {k: v for k, v in (b.get("info") or {}).items()}
-            if b.get("index_breakdown"):
-                extra["MiB"] = {k: round(v / MIB, 1) for k, v in b["index_breakdown"].items()}
-            p(f"  {system}: {extra}")
+            if b.get("cpu_seconds"):
+                p(f"  {system}: CPU s of the build (process + its worker processes) {spread(b['cpu_seconds'], '{:.1f}')}, "
+                  f"docs per CPU s {spread(b['docs_per_cpu_s'], '{:,.0f}')}")
+        for system, b in summary["build"].items():
+            if b.get("info"):
+                p(f"  {system}: {b['info']}")
+        p("  index size by component (MiB, share of the index; the directory's own entries):")
+        for system, b in summary["build"].items():
+            parts = b.get("index_breakdown") or {}
+            total = sum(parts.values()) or 1
+            p(f"  {system:16s} " + ", ".join(f"{name} {size / MIB:,.1f} ({size / total:.0%})" for name, size in parts.items()))
     if summary["query"]:
         p()
         p("(b) queries: whole query set, top-1000, 1 process, 1 thread (fresh child each)")
@@ -439,6 +501,16 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
               f"  grid {spread(g['grid20_cpu'], '{:.2f}')}  grid / single {med(g['grid20_cpu']) / med(g['single_cpu']):.2f}"
               f" (per repeat {', '.join(f'{r:.2f}' for r in g['cpu_ratio_per_repeat'])})")
 
+    sdm = summary.get("sdm")
+    if sdm:
+        p()
+        p(f"(d) SDM beside BM25 (benchmarks/dependence.py's children: {sdm['num_queries']} queries of 3-5 terms, "
+          "Indri's SDM defaults, top 1000, fresh process, 1 thread)")
+        for family in ("bm25", "sdm"):
+            f = sdm[family]
+            p(f"  {family:5s} open + prepare {spread(f['open_s'], '{:.2f}')} s  per query {spread(f['qps'], '{:,.0f}')} q/s  "
+              f"including prepare {spread(f['qps_with_open'], '{:,.0f}')} q/s  peak RSS "
+              f"{spread(f['peak_rss_bytes'], '{:,.0f}', 1 / MIB)} MiB")
     # ---- ratios
     p()
     p("irgrid / peer (medians; > 1 means irgrid has more of it: better for docs/s and QPS, worse for RSS and size)")
@@ -486,6 +558,55 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
         if g.get("single_cpu"):
             r = med(g["grid20_cpu"]) / med(g["single_cpu"])
             goal("20-point grid / single point, CPU seconds", r, "<= 1.5", r <= GOALS["grid_ratio"], "x")
+    print_issue16_goals(summary, meta, goal)
+
+
+def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
+    """Issue 16's table: irgrid against tantivy in the same run, the build's memory against a smaller run's."""
+    p = lambda *a: print(*a, flush=True)  # noqa: E731
+    b, q, g = summary["build"], summary["query"], summary["grid"]
+    nan = float("nan")
+    p()
+    p(f"issue 16 goals ({meta['num_docs']:,} docs; irgrid / tantivy = ratio of the medians of this run)")
+    skipped = meta.get("skipped_peers", {})
+
+    def versus(section, ours, key):
+        try:
+            return med(section[ours][key]) / med(section["tantivy"][key])
+        except (KeyError, ZeroDivisionError):
+            return nan
+
+    why = f" ({skipped['tantivy']})" if "tantivy" in skipped else ""
+    r = versus(q, "irgrid-bm25", "qps_with_open")
+    goal("BM25 q/s incl. open + prepare, irgrid / tantivy" + why, r, ">= 1.5x", r >= PEER_GOALS["qps_with_open"], "x")
+    if g.get("single"):
+        r = med(g["grid20"]) / med(g["single"])
+        goal("20-point grid / one point (wall)", r, "<= 1.5x", r <= GOALS["grid_ratio"], "x")
+    r = versus(b, "irgrid", "index_bytes")
+    goal("index size with positions, irgrid / tantivy", r, "<= 1.2x", r <= PEER_GOALS["index_bytes"], "x")
+    r = versus(b, "irgrid", "docs_per_s")
+    goal("build docs/s, irgrid / tantivy (wall)", r, ">= 1.3x", r >= PEER_GOALS["docs_per_s"], "x")
+    r = versus(b, "irgrid", "docs_per_cpu_s")
+    goal("build docs per CPU s, irgrid / tantivy", r, ">= 1.3x", r >= PEER_GOALS["docs_per_s"], "x")
+    r = versus(b, "irgrid", "peak_rss_bytes")
+    goal("build peak RSS, irgrid / tantivy", r, "<= 1x", r <= PEER_GOALS["peak_rss_bytes"], "x")
+    baseline = meta.get("baseline")
+    if baseline and b.get("irgrid"):
+        r = med(b["irgrid"]["peak_rss_bytes"]) / baseline["irgrid_build_peak_rss_bytes"]
+        goal(f"build peak RSS, {meta['num_docs']:,} / {baseline['num_docs']:,} docs (flat)", r,
+             f"<= {RSS_FLAT_RATIO}x", r <= RSS_FLAT_RATIO, "x")
+    else:
+        goal("build peak RSS flat across sizes (needs --baseline a smaller run's JSON)", nan, f"<= {RSS_FLAT_RATIO}x",
+             False)
+    sdm = summary.get("sdm")
+    if sdm:
+        ratio = med(sdm["sdm"]["qps_with_open"]) / med(sdm["bm25"]["qps_with_open"])
+        p(f"  {'SDM q/s incl. prepare, beside BM25 (3-5 term queries)':54s} "
+          f"{med(sdm['sdm']['qps_with_open']):>10,.1f} q/s vs BM25 {med(sdm['bm25']['qps_with_open']):,.1f}: "
+          f"{ratio:.2f}x   (dependence.py's goal SDM >= 100 q/s: "
+          f"{'met' if med(sdm['sdm']['qps_with_open']) >= 100 else 'NOT met'})")
+    for name, reason in skipped.items():
+        p(f"  {name} not run: {reason}")
 
 
 def top_overlap(reference: dict, other: dict) -> dict:
@@ -506,7 +627,7 @@ def top_overlap(reference: dict, other: dict) -> dict:
 # ============================================================ main
 
 
-def ensure_collection(path: Path, num_docs: int) -> Path:
+def ensure_collection(path: Path, num_docs: int, workers: int = 2) -> Path:
     sys.path.insert(0, str(REPO / "src"))
     from irgrid.synthetic import SyntheticSpec, write_synthetic_collection
 
@@ -520,10 +641,16 @@ def ensure_collection(path: Path, num_docs: int) -> Path:
         return path
     if path.exists() and any(path.iterdir()):
         raise SystemExit(f"{path} exists and holds no complete synthetic collection (no spec.json); not overwriting")
-    print(f"generating {num_docs:,} synthetic documents into {path} ...", flush=True)
+    import resource
+
+    print(f"generating {num_docs:,} synthetic documents into {path} ({workers} processes) ...", flush=True)
     start = time.perf_counter()
-    write_synthetic_collection(spec, path)
-    print(f"  done in {time.perf_counter() - start:.1f} s", flush=True)
+    write_synthetic_collection(spec, path, workers=workers)
+    # a shard a process: the peak does not grow with num_docs (the pool's processes are reaped by now)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"  done in {time.perf_counter() - start:.1f} s; peak RSS of this process {own:,.0f} MiB, "
+          f"of the largest generating process {worker:,.0f} MiB", flush=True)
     return path
 
 
@@ -560,6 +687,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="use the first N queries only")
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
+    parser.add_argument("--no-sdm", action="store_true", help="skip (d), SDM beside BM25 (dependence.py's children)")
+    parser.add_argument("--baseline", type=Path,
+                        help="the --json of a run on a smaller collection: the build's peak RSS is compared with it (flat)")
+    parser.add_argument("--generate-workers", type=int, default=2, help="processes generating a missing collection")
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--report", type=Path, help="print the summary of a --json file of an earlier run, and stop")
     args = parser.parse_args()
@@ -576,7 +707,18 @@ def main() -> None:
         if name not in ("bm25s", "tantivy"):
             parser.error(f"unknown peer {name!r}")
     collection = args.collection or DEFAULT_SCRATCH / f"syn-{args.docs}"
-    collection = ensure_collection(collection.resolve(), args.docs)
+    import psutil
+
+    skipped_peers = {}
+    if "bm25s" in peers:
+        need, have = BM25S_BYTES_PER_DOC * args.docs, psutil.virtual_memory().total
+        if need > PEER_RAM_SHARE * have:
+            skipped_peers["bm25s"] = (f"its build holds the corpus in memory (5,485 MiB at 1M docs, results/scale-1m-fused.txt): "
+                                      f"~{need / 2**30:,.0f} GiB for {args.docs:,} docs, more than {PEER_RAM_SHARE:.0%} of "
+                                      f"this machine's {have / 2**30:,.1f} GiB")
+            peers.remove("bm25s")
+            print(f"bm25s skipped: {skipped_peers['bm25s']}", flush=True)
+    collection = ensure_collection(collection.resolve(), args.docs, args.generate_workers)
     work = (args.work or DEFAULT_SCRATCH / "indexes" / collection.name).resolve()
     work.mkdir(parents=True, exist_ok=True)
     log_dir = work / "logs"
@@ -589,7 +731,11 @@ def main() -> None:
 
     num_queries = pq.read_metadata(topics_path).num_rows if args.queries is None else args.queries
     meta = {"collection": str(collection), "num_docs": args.docs, "num_queries": num_queries, "depth": args.depth,
-            "repeats": args.repeats, "machine": machine(), "peers": peers}
+            "repeats": args.repeats, "machine": machine(), "peers": peers, "skipped_peers": skipped_peers}
+    if args.baseline:
+        saved = json.loads(args.baseline.read_text())
+        meta["baseline"] = {"file": str(args.baseline), "num_docs": saved["meta"]["num_docs"],
+                            "irgrid_build_peak_rss_bytes": med(saved["summary"]["build"]["irgrid"]["peak_rss_bytes"])}
     print("command: python benchmarks/scale.py " + " ".join(sys.argv[1:]), flush=True)
     print(f"collection {collection} ({args.docs:,} docs, {num_queries} queries), indexes in {work}, "
           f"logs in {log_dir}", flush=True)
@@ -614,11 +760,10 @@ def main() -> None:
                         "peer_options": peer_options}
                 result = run_child(task, log_dir, single_thread=False)
                 result["index_bytes"] = dir_bytes(out)
-                if system.startswith("irgrid"):
-                    result["index_breakdown"] = {
-                        sub.name: (dir_bytes(sub) if sub.is_dir() else sub.stat().st_size) for sub in sorted(out.iterdir())}
+                result["index_breakdown"] = index_breakdown(out)
                 builds.setdefault(system, []).append(result)
                 print(f"[build {r + 1}/{args.repeats}] {system:14s} {result['seconds']:8.1f} s  "
+                      f"CPU {result['cpu_seconds']:8.1f} s  "
                       f"{args.docs / result['seconds']:10,.0f} docs/s  peak RSS {result['peak_rss_bytes'] / MIB:8,.0f} MiB  "
                       f"index {result['index_bytes'] / MIB:8,.1f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
     else:
@@ -663,8 +808,25 @@ def main() -> None:
                 print(f"[grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
                       f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
 
+    # (d) SDM beside BM25: dependence.py's children on its queries of 3-5 terms
+    sdm: dict = {}
+    if not args.no_sdm:
+        import dependence
+
+        selected = work / "topics-3-5-terms.parquet"
+        sdm["num_queries"] = dependence.select_queries(topics_path, index_dirs["irgrid"], 3, 5, selected)
+        for r in range(args.repeats):
+            for family in ("bm25", "sdm"):
+                result = dependence.run({"kind": family, "index": str(index_dirs["irgrid"]), "topics": str(selected),
+                                         "depth": args.depth}, log_dir)
+                sdm.setdefault(family, []).append(result)
+                lat = result["latencies"]
+                print(f"[sdm {r + 1}/{args.repeats}] {family:5s} open+prepare {result['open_s']:7.2f} s  "
+                      f"{len(lat) / sum(lat):9,.1f} q/s  incl. prepare {len(lat) / (result['open_s'] + sum(lat)):9,.1f} q/s  "
+                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
+
     overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
-    summary = summarise(builds, queries, grids, args.docs)
+    summary = summarise(builds, queries, grids, args.docs, sdm)
     meta["total_minutes"] = (time.perf_counter() - started) / 60
     print_report(summary, overlap, meta, peers)
     print(f"\ntotal benchmark time {meta['total_minutes']:.1f} min", flush=True)
@@ -674,7 +836,10 @@ def main() -> None:
             json.dump({"meta": meta, "summary": summary, "overlap": overlap,
                        "raw": {"build": builds, "query": {k: [{kk: vv for kk, vv in r.items() if kk != "latencies"}
                                                                for r in v] for k, v in queries.items()},
-                               "grid": grids}}, handle, indent=1, default=str)
+                               "grid": grids,
+                               "sdm": {k: ([{kk: vv for kk, vv in r.items() if kk != "latencies"} for r in v]
+                                           if isinstance(v, list) else v) for k, v in sdm.items()}}},
+                      handle, indent=1, default=str)
 
 
 if __name__ == "__main__":
