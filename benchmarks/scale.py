@@ -1,7 +1,8 @@
 """Scale benchmark: irgrid against peers (bm25s, tantivy) on one synthetic collection, in one run.
 
     python benchmarks/scale.py [--docs 1000000] [--collection DIR] [--repeats 3]
-                               [--peers bm25s,tantivy] [--skip-build] [--no-porter] [--json OUT]
+                               [--peers bm25s,tantivy] [--skip-build] [--no-porter] [--no-sdm]
+                               [--baseline SMALLER.json] [--json OUT]
 
 The collection is irgrid.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
 missing): Zipfian pseudo-words, ~120 tokens a document, 1000 queries of 2-6 mid-frequency terms.
@@ -25,6 +26,13 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
                 the open (not the warm-up), and the batch call where the system has one.
   (c) grid      irgrid only: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
                 point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
+  (d) SDM       benchmarks/dependence.py's bm25 and sdm children on its queries of 3-5 terms:
+                q/s including open + prepare, SDM beside BM25 (--no-sdm to skip).
+
+The summary ends with issue 16's goals, a line each, irgrid against tantivy in the same run (q/s
+including open + prepare, index size, build docs/s and peak RSS), the grid ratio, the build's peak
+RSS against a smaller collection's run (--baseline JSON: flat from 1M to 10M) and the SDM line.
+bm25s is skipped, with the reason, where its in-memory build would not fit (10M documents here).
 
 The top-10 of every query (first repeat) is compared with irgrid BM25's: mean overlap.
 """
