@@ -47,6 +47,8 @@ sys.path.insert(0, str(HERE))
 
 import scale  # noqa: E402  (the collection, the analyzer, the child runner and its RSS sampler are scale.py's)
 
+#: aggregate bandwidths of a shared file system (MB/s) at which the model states the I/O bound of a cluster build
+FS_BANDWIDTHS_MB_S = (500, 1000, 2000)
 #: the build's tasks in dependency order; a phase waits for every task of the phases it names
 PHASE_DEPENDS = {"analyze": (), "postings": ("analyze",), "docs": ("analyze",),
                  "terms": ("postings",), "forward": ("postings",)}
@@ -280,6 +282,9 @@ def model(results: dict, num_docs: int) -> dict:
         if run.get("worker_io"):
             out["configs"][config]["io"] = {k: sum(w[k] for w in run["worker_io"].values())
                                             for k in ("read_chars", "write_chars", "read_bytes", "write_bytes")}
+        if "transfer_s" in run:
+            out["configs"][config]["transfer_s"] = run["transfer_s"]
+            out["configs"][config]["result_bytes"] = sum(t.get("nbytes") or 0 for t in run["tasks"])
     one = results.get("cluster-1")
     if not one:
         return out
@@ -289,6 +294,11 @@ def model(results: dict, num_docs: int) -> dict:
     wall, cpu = durations_by_phase(run), durations_by_phase(run, cpu=True)
     has_cpu = all(v is not None for values in cpu.values() for v in values)
     predicted = out["predicted"]
+    io = out["configs"]["cluster-1"].get("io")
+    if io:
+        # every piece written and read again: on a cluster the workers share the file system these go through
+        out["shared_fs_bytes"] = io["read_chars"] + io["write_chars"]
+        out["shared_fs_seconds_at"] = {f"{bw} MB/s": out["shared_fs_bytes"] / (bw * 1e6) for bw in FS_BANDWIDTHS_MB_S}
     for w in (1, 2, 16):
         predicted[f"cluster-{w}, from cluster-1's task wall times"] = predict(wall, w, head, tail, gap)
         if has_cpu:
@@ -343,7 +353,14 @@ def main() -> None:
     parser.add_argument("--configs", default="local-2,cluster-2,cluster-1",
                         help="comma-separated local-W (the local process pool) / cluster-W (LocalCluster, W workers)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--report", type=Path, help="recompute and print the summary and model of an earlier --json, and stop")
     args = parser.parse_args()
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        summary = summarise(saved["results"], saved["docs"])
+        summary["cost_model"] = model(saved["results"], saved["docs"])
+        print_summary(summary, saved["docs"])
+        return
 
     configs = []
     for name in args.configs.split(","):
@@ -436,6 +453,9 @@ def print_summary(summary: dict, num_docs: int) -> None:
                    if row["cpu_sum_s"] is not None else "")
             print(f"      {phase:9s} {row['tasks']:4d} tasks  wall sum {row['sum_s']:7.2f} s  median {row['median_s']:6.3f} s"
                   f"{cpu}  from {row['first_start']:6.2f} to {row['last_stop']:6.2f} s")
+        if "transfer_s" in m:
+            print(f"      data moved between workers: {m['transfer_s']:.3f} s of transfers; the tasks' results "
+                  f"{m['result_bytes']:,} bytes in all (file names and counts: the pieces go through the file system)")
         if m.get("io"):
             io = m["io"]
             print(f"      workers' file I/O: read {io['read_chars'] / scale.MIB:,.0f} MiB, write "
@@ -445,6 +465,10 @@ def print_summary(summary: dict, num_docs: int) -> None:
         print("  task duration, 2 workers / 1, median per phase, wall (CPU): "
               + ", ".join(f"{p} {v['wall']:.2f} ({v['cpu']:.2f})" if v["cpu"] is not None else f"{p} {v['wall']:.2f}"
                           for p, v in cost["contention_2_vs_1"].items()))
+    if "shared_fs_bytes" in cost:
+        print(f"  through the file system (cluster-1's workers, read + written): {cost['shared_fs_bytes'] / 2**30:.2f} GiB; "
+              "on a shared file system at least "
+              + ", ".join(f"{v:.1f} s at {k}" for k, v in cost["shared_fs_seconds_at"].items()) + " (10x docs: 10x)")
     for name, value in cost["predicted"].items():
         print(f"  predicted {name:70s} {value:7.1f} s")
     if "measured_cluster_2_s" in cost:
