@@ -28,6 +28,8 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
                 point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
   (d) SDM       benchmarks/dependence.py's bm25 and sdm children on its queries of 3-5 terms:
                 q/s including open + prepare, SDM beside BM25 (--no-sdm to skip).
+  (e) evaluation  with --evaluation: benchmarks/evaluation.py on this collection's synthetic qrels and
+                irgrid's index (20-run chunk / one run).
 
 The summary ends with issue 16's goals, a line each, irgrid against tantivy in the same run (q/s
 including open + prepare, index size, build docs/s and peak RSS), the grid ratio, the build's peak
@@ -606,6 +608,14 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
     else:
         goal("build peak RSS flat across sizes (needs --baseline a smaller run's JSON)", nan, f"<= {RSS_FLAT_RATIO}x",
              False)
+    evaluation = summary.get("evaluation")
+    if evaluation:
+        r = med(evaluation["ratios"])
+        goal(f"evaluation, {evaluation['runs']}-run chunk / one run (wall; evaluation.py)", r, "<= 2x", r <= 2, "x")
+        r = med(evaluation["cpu_ratios"])
+        goal(f"evaluation, {evaluation['runs']}-run chunk / one run (CPU s)", r, "<= 2x", r <= 2, "x")
+    else:
+        goal("evaluation, 20-run chunk / one run (--evaluation, or evaluation.py on its own)", nan, "<= 2x", False)
     sdm = summary.get("sdm")
     if sdm:
         ratio = med(sdm["sdm"]["qps_with_open"]) / med(sdm["bm25"]["qps_with_open"])
@@ -695,6 +705,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="use the first N queries only")
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
+    parser.add_argument("--evaluation", action="store_true",
+                        help="(e): run benchmarks/evaluation.py on this collection (its synthetic qrels) and irgrid's index")
     parser.add_argument("--no-sdm", action="store_true", help="skip (d), SDM beside BM25 (dependence.py's children)")
     parser.add_argument("--baseline", type=Path,
                         help="the --json of a run on a smaller collection: the build's peak RSS is compared with it (flat)")
@@ -833,8 +845,24 @@ def main() -> None:
                       f"{len(lat) / sum(lat):9,.1f} q/s  incl. prepare {len(lat) / (result['open_s'] + sum(lat)):9,.1f} q/s  "
                       f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
 
+    # (e) a 20-run evaluation chunk against one run: evaluation.py, in its own processes, on this collection
+    evaluation = None
+    if args.evaluation:
+        evaluation_json = work / "evaluation.json"
+        command = [sys.executable, str(HERE / "evaluation.py"), "--synthetic", str(collection), "--index",
+                   str(index_dirs["irgrid"]), "--repeats", str(args.repeats), "--json", str(evaluation_json)]
+        env = dict(os.environ)
+        env.setdefault("PYTHONPATH", str(REPO / "src"))
+        print("(e) " + " ".join(command[1:]), flush=True)
+        subprocess.run(command, check=True, env=env, cwd=str(REPO))
+        saved = json.loads(evaluation_json.read_text())
+        evaluation = {key: saved[key] for key in ("ratios", "cpu_ratios")}
+        evaluation["runs"] = saved["many"][0]["runs"]
+
     overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
     summary = summarise(builds, queries, grids, args.docs, sdm)
+    if evaluation:
+        summary["evaluation"] = evaluation
     meta["total_minutes"] = (time.perf_counter() - started) / 60
     print_report(summary, overlap, meta, peers)
     print(f"\ntotal benchmark time {meta['total_minutes']:.1f} min", flush=True)
