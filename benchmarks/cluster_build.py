@@ -312,6 +312,11 @@ def model(results: dict, num_docs: int) -> dict:
                                                     if has_cpu and None not in cpu2[phase] else None)}
                                     for phase in wall if phase in wall2}
         out["measured_cluster_2_s"] = run2["seconds"]
+        # the schedule alone (dependencies, barriers, head, tail, gaps), without the contention term: the 2-worker
+        # build replayed from its own task durations
+        s2 = serial_parts(run2)
+        predicted["cluster-2, replayed from cluster-2's own task wall times"] = predict(
+            wall2, 2, s2["head_s"], s2["tail_s"], task_gap(run2))
     # ten times the documents (the issue's 10M from 1M): the larger build's task counts
     factor = 10
     counts = {"analyze": len(wall.get("analyze", [])) * factor, "postings": run["info"]["num_buckets"] * factor,
