@@ -225,9 +225,11 @@ def predict(durations: dict, workers: int, head: float, tail: float, gap: float)
     # phases whose dependencies finish at the same moment share the workers (buckets and docs; terms and forward)
     pending = list(order)
     while pending:
-        ready_at = {p: max([done.get(d, 0.0) for d in PHASE_DEPENDS[p] if d in durations] or [0.0]) for p in pending}
+        # the phases whose dependencies are all done, each ready when the last of them finished
+        ready_at = {p: max([done[d] for d in PHASE_DEPENDS[p] if d in durations] or [0.0]) for p in pending
+                    if all(d in done for d in PHASE_DEPENDS[p] if d in durations)}
         moment = min(ready_at.values())
-        batch = [p for p in pending if ready_at[p] == moment]
+        batch = [p for p in ready_at if ready_at[p] == moment]
         # interleave nothing: the single tasks (docs, terms) go first, as they are on the critical path
         batch.sort(key=lambda p: len(durations[p]))
         finish = {p: moment for p in batch}
