@@ -251,7 +251,8 @@ def build_index(
             for i, (path, _) in enumerate(shards)
         ]
         bucket_tasks = [
-            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shard_tasks, forward=forward, dask_key_name=(f"irgrid-postings-{token}", b))
+            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shard_tasks, forward=forward,
+                                                   dask_key_name=(f"irgrid-postings-{token}", b))
             for b in range(num_buckets)
         ]
         docs_task = dask.delayed(merge_docs, pure=False)(
