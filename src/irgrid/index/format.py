@@ -68,6 +68,10 @@ POSITIONS_ENCODING = {"position": "DELTA_BINARY_PACKED"}
 FORWARD_PART_DOCS = 65536
 FORWARD_ROW_GROUP = 4096
 TERMS_ROW_GROUP = 65536
+#: terms sorted within a bucket share prefixes (DELTA_BYTE_ARRAY stores the suffixes); start, cf
+#: and df grow or repeat. Half the bytes of dictionary-encoded terms, which are all distinct.
+TERMS_ENCODING = {"term": "DELTA_BYTE_ARRAY", "df": "DELTA_BINARY_PACKED", "cf": "DELTA_BINARY_PACKED",
+                  "bucket": "DELTA_BINARY_PACKED", "start": "DELTA_BINARY_PACKED"}
 DOCS_ROW_GROUP = 1 << 20
 
 def bucket_of(term: str, num_buckets: int) -> int:
@@ -76,11 +80,12 @@ def bucket_of(term: str, num_buckets: int) -> int:
 
 
 def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None,
-                  dictionary_columns: list[str] | bool = True) -> None:
+                  dictionary_columns: list[str] | bool = True, column_encoding: dict[str, str] | None = None) -> None:
     """Write ``table`` so that equal tables give equal bytes.
 
     ``dictionary_columns``: the columns worth dictionary-encoding (repeated
     values); docids and positions are not, and hashing them costs build time.
+    ``column_encoding``: the encodings of columns not dictionary-encoded.
     """
     table = table.replace_schema_metadata(None).combine_chunks()
     pq.write_table(
@@ -93,4 +98,5 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int,
         write_statistics=True,
         store_schema=True,
         sorting_columns=sorting_columns,
+        column_encoding=column_encoding,
     )

@@ -82,17 +82,23 @@ class IndexReader:
         return self._term_table().column("term").to_pylist()
 
     def term_ids(self, terms: Sequence[str]) -> np.ndarray:
-        """The id of each term, -1 for a term not in the index (one hash lookup per term, in C++).
+        """The id of each term, -1 for a term not in the index (one hash lookup per vocabulary term, in C++).
 
-        Ids found are kept: ``index_in`` hashes the whole vocabulary at each call (0.1 s for 500k
-        terms), and a query set's terms are looked up twice (statistics, then postings).
+        The terms asked for are hashed and the vocabulary probed against them: hashing the
+        vocabulary instead (``index_in(terms, value_set=vocabulary)``) cost 12 times more for
+        a query set's 3,000 terms in a vocabulary of 400k. Ids found are kept: a query set's
+        terms are looked up twice (statistics, then postings).
         """
         terms = list(terms)
         known = self._term_id_cache
         missing = [term for term in dict.fromkeys(terms) if term not in known]
         if missing:
-            found = pc.index_in(pa.array(missing, pa.string()), value_set=self._term_table().column("term"))
-            known.update(zip(missing, pc.fill_null(found, -1).to_numpy().astype(np.int64).tolist()))
+            vocabulary = self._term_table().column("term").chunk(0)
+            asked = pc.index_in(vocabulary, value_set=pa.array(missing, pa.string()))  # row -> index in missing
+            rows = np.flatnonzero(asked.is_valid().to_numpy(zero_copy_only=False))
+            ids = np.full(len(missing), -1, dtype=np.int64)
+            ids[asked.take(pa.array(rows)).to_numpy()] = rows  # terms are unique: one row per term at most
+            known.update(zip(missing, ids.tolist()))
         return np.array([known[term] for term in terms], dtype=np.int64)
 
     def term_stats(self, terms: Iterable[str]) -> dict[str, tuple[int, int]]:

@@ -31,6 +31,7 @@ from irgrid.index.format import (
     POSTINGS_ENCODING,
     POSTINGS_ROW_GROUP,
     POSTINGS_SCHEMA,
+    TERMS_ENCODING,
     TERMS_ROW_GROUP,
     TERMS_SCHEMA,
     write_parquet,
@@ -611,5 +612,6 @@ def merge_terms(tmp: str, bucket_results: list) -> int:
     tmp_path = Path(tmp)
     table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
     # not sorted by term as a whole (bucket after bucket): no sorting_columns claim
-    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP)
+    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP, dictionary_columns=False,
+                  column_encoding=TERMS_ENCODING)
     return table.num_rows
