@@ -456,3 +456,23 @@ def test_word_by_word_analysis_equals_whole_text_analysis(texts, stemmer, stopwo
         assert positions[rows].tolist() == expected_positions, text
         assert lengths[d] == len(expected_terms)
         assert unique[d] == len(set(expected_terms))
+
+
+def test_cli_no_forward_and_the_workflow_decision(tmp_path):
+    from irgrid import cli
+    from irgrid.index.build import forward_index_needed
+
+    shards = write_shards(DOCS, tmp_path / "in", 2)
+    analyzer = json.dumps(HAND.to_dict())
+    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--no-forward", "--out",
+                     str(tmp_path / "lean")]) == 0
+    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--out", str(tmp_path / "full")]) == 0
+    assert not (tmp_path / "lean" / "forward").exists() and (tmp_path / "full" / "forward").is_dir()
+    assert IndexReader(tmp_path / "full").forward([0]) == [["cat", "sat", "mat"]]
+    # only an experiment counting axiom violations on that collection, with that analyzer, needs it
+    config = {"_experiments": {
+        "plain": {"axioms": False, "collections": ["a", "b"], "analyzer": ["porter", "lucene"]},
+        "constraints": {"axioms": True, "collections": ["b"], "analyzer": "porter"},
+    }}
+    assert [forward_index_needed(config, c, a) for c, a in [("b", "porter"), ("b", "lucene"), ("a", "porter")]] == [
+        True, False, False]

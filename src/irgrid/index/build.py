@@ -130,6 +130,18 @@ def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
     return max(MIN_BUCKETS, int(-(-estimated_tokens // TOKENS_PER_BUCKET)))
 
 
+def forward_index_needed(config, collection: str, analyzer: str) -> bool:
+    """Whether an experiment of ``config`` (as :func:`irgrid.config.load_config` returns it) counts axiom
+    violations on ``collection``'s index of ``analyzer``: the only reader of the forward index
+    (:mod:`irgrid.axioms.counting`), which is otherwise left out of the index."""
+    from irgrid.config import experiment_analyzers
+
+    return any(
+        experiment["axioms"] and collection in experiment["collections"] and analyzer in experiment_analyzers(experiment)
+        for experiment in config["_experiments"].values()
+    )
+
+
 # ---------------------------------------------------------------------- driver
 
 
