@@ -7,7 +7,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -16,9 +16,11 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
-from irgrid.features.windows import PositionalPostings
 
 from .format import FORMAT_VERSION, FORWARD_PART_DOCS
+
+if TYPE_CHECKING:
+    from irgrid.features.windows import PositionalPostings
 
 
 class Postings(NamedTuple):
@@ -215,6 +217,9 @@ class IndexReader:
 
     def positional_postings(self, terms: Iterable[str]) -> PositionalPostings:
         """Postings with positions of ``terms`` (absent terms omitted), in flat arrays (window counting)."""
+        # imported here: irgrid.features.windows loads numba, which a build's driver does without
+        from irgrid.features.windows import PositionalPostings
+
         spans: dict[str, tuple[int, int]] = {}
         docids, tfs, positions = [], [], []
         rows_before = 0

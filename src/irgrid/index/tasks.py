@@ -36,7 +36,9 @@ from irgrid.index.format import (
     TERMS_SCHEMA,
     write_parquet,
 )
-from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+
+# irgrid.index.kernels (numba) is imported inside the tasks only: the driver of a build, which
+# imports this module for the tasks' names, then never loads numba (130 MB of its memory).
 
 #: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
 RUN_TOKENS = 4_000_000
@@ -105,6 +107,8 @@ class _Vocabulary:
 
     def _analyse(self, new_words: pa.Array) -> None:
         """Append the analysis of ``new_words`` (the next word ids, in order)."""
+        from .kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+
         analyzer = self.analyzer
         n = len(new_words)
         simple_mask = pc.match_substring_regex(new_words, _SIMPLE_WORD).to_numpy(zero_copy_only=False)
