@@ -118,6 +118,8 @@ def main() -> None:
     parser.add_argument("--peers", default="tantivy")
     parser.add_argument("--scratch", default=None, help="where the indexes are built (default: a temporary dir)")
     parser.add_argument("--skip-build", action="store_true", help="reuse the indexes of --scratch")
+    parser.add_argument("--before-index", default=None,
+                        help="an index the code of --before-src built (read only): opened as 'before', not rebuilt")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -134,10 +136,15 @@ def main() -> None:
     builds = {name: [] for name in systems}
     opens = {name: [] for name in systems if name != "after-noforward"}
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} docs {args.docs}; load {os.getloadavg()[0]:.1f}", flush=True)
+    index_of = {name: scratch / name for name in systems}
+    if args.before_index:
+        index_of["before"] = Path(args.before_index)
+        builds["before"].append({"tree_cpu_s": float("nan"), "wall_s": float("nan"), "peak_rss_bytes": float("nan"),
+                                 "bytes": sizes(index_of["before"])})
     for repeat in range(args.repeats):
         for name, (src, forward) in systems.items():
-            index = scratch / name
-            if not args.skip_build:
+            index = index_of[name]
+            if not args.skip_build and not (name == "before" and args.before_index):
                 if index.exists():
                     shutil.rmtree(index)
                 result = run_child({"kind": "build", "system": name, "docs": args.docs, "out": str(index),
@@ -149,7 +156,7 @@ def main() -> None:
                       f"{result['bytes']['total'] / 2**20:.1f} MiB, load {result['loadavg_1min']:.1f}", flush=True)
         for name in opens:
             src = systems[name][0]
-            result = run_child({"kind": "open", "system": name, "index": str(scratch / name), "topics": args.topics},
+            result = run_child({"kind": "open", "system": name, "index": str(index_of[name]), "topics": args.topics},
                                src, log, single_thread=True)
             opens[name].append(result)
             print(f"open {name} #{repeat}: {result['open_cpu_s']:.2f} CPU s, {result['wall_s']:.1f} process wall s, "
