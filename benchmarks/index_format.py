@@ -120,6 +120,8 @@ def main() -> None:
     parser.add_argument("--skip-build", action="store_true", help="reuse the indexes of --scratch")
     parser.add_argument("--before-index", default=None,
                         help="an index the code of --before-src built (read only): opened as 'before', not rebuilt")
+    parser.add_argument("--systems", default=None, help="comma-separated subset of before,after,after-noforward "
+                        "and the peers (default: all); after-noforward's size is after's without forward/")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -133,6 +135,8 @@ def main() -> None:
         "after-noforward": (after_src, False),
         **{peer: (after_src, True) for peer in filter(None, args.peers.split(","))},
     }
+    if args.systems:
+        systems = {name: value for name, value in systems.items() if name in args.systems.split(",")}
     builds = {name: [] for name in systems}
     opens = {name: [] for name in systems if name != "after-noforward"}
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} docs {args.docs}; load {os.getloadavg()[0]:.1f}", flush=True)
@@ -172,17 +176,23 @@ def main() -> None:
     for name, runs in opens.items():
         values = [r["open_cpu_s"] for r in runs]
         print(f"open+prepare {name:16s} CPU {med(values):.2f} s  [{min(values):.2f}-{max(values):.2f}]")
-    if builds["before"] and builds["after"]:
+    if builds.get("before") and builds.get("after"):
         b, a = builds["before"], builds["after"]
         print(f"after/before: size {a[-1]['bytes']['total'] / b[-1]['bytes']['total']:.3f}, "
               f"build CPU {med([r['tree_cpu_s'] for r in a]) / med([r['tree_cpu_s'] for r in b]):.3f}, "
               f"peak RSS {med([r['peak_rss_bytes'] for r in a]) / med([r['peak_rss_bytes'] for r in b]):.3f}")
     open_cpu = {name: med([r["open_cpu_s"] for r in runs]) for name, runs in opens.items()}
-    print(f"after/before: open+prepare CPU {open_cpu['after'] / open_cpu['before']:.3f}")
+    if "after" in open_cpu and "before" in open_cpu:
+        print(f"after/before: open+prepare CPU {open_cpu['after'] / open_cpu['before']:.3f}")
     if "tantivy" in builds and builds["tantivy"]:
         t = builds["tantivy"][-1]["bytes"]["total"]
         for name in ("before", "after", "after-noforward"):
-            print(f"size {name} / tantivy: {builds[name][-1]['bytes']['total'] / t:.2f}")
+            if builds.get(name):
+                print(f"size {name} / tantivy: {builds[name][-1]['bytes']['total'] / t:.2f}")
+    if builds.get("after"):
+        without = builds["after"][-1]["bytes"]["total"] - builds["after"][-1]["bytes"].get("forward", 0)
+        print(f"size after without forward/: {without / 2**20:.1f} MiB"
+              + (f", / tantivy {without / builds['tantivy'][-1]['bytes']['total']:.2f}" if builds.get("tantivy") else ""))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"builds": builds, "opens": opens, "docs": args.docs}, f, indent=1)
