@@ -81,11 +81,18 @@ def test_layout(hand_index):
         "stats.json",
         "forward/part-0000.parquet",
         *(f"postings/bucket-{b:04d}.parquet" for b in range(4)),
+        *(f"positions/bucket-{b:04d}.parquet" for b in range(4)),
     }
-    assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["docid", "tf", "positions"]
+    assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["docid", "tf"]
+    assert pq.read_schema(hand_index / "positions/bucket-0000.parquet").names == ["position"]
     assert pq.read_schema(hand_index / "terms.parquet").names == ["term", "df", "cf", "bucket", "start"]
-    for f in ["postings/bucket-0000.parquet", "docs.parquet", "terms.parquet", "forward/part-0000.parquet"]:
+    for f in ["postings/bucket-0000.parquet", "positions/bucket-0000.parquet", "docs.parquet", "terms.parquet",
+              "forward/part-0000.parquet"]:
         assert set(pq.ParquetFile(hand_index / f).metadata.metadata) == {b"ARROW:schema"}  # no pandas metadata
+    # docids and positions are stored as bit-packed differences (the gaps), uncompressed
+    for f, column in [("postings/bucket-0000.parquet", 0), ("positions/bucket-0000.parquet", 0)]:
+        chunk = pq.ParquetFile(hand_index / f).metadata.row_group(0).column(column)
+        assert "DELTA_BINARY_PACKED" in chunk.encodings and chunk.compression == "UNCOMPRESSED"
 
 
 def test_hand_counted_statistics(hand_index):
@@ -149,7 +156,7 @@ def test_stats_json(hand_index):
     text = (hand_index / "stats.json").read_text()
     stats = json.loads(text)
     assert list(stats) == sorted(stats)
-    assert stats["num_buckets"] == 4 and stats["format_version"] == 2
+    assert stats["num_buckets"] == 4 and stats["format_version"] == 3 and stats["forward"] is True
     assert Analyzer.from_dict(stats["analyzer"]) == HAND
 
 
@@ -168,6 +175,41 @@ def test_postings_are_in_their_bucket_and_sorted(hand_index):
         assert None not in term_of_row  # every row belongs to exactly one term
         keys = list(zip(term_of_row, t.column("docid").to_pylist()))
         assert keys == sorted(keys)
+        # the positions file: a row per token, a term's after the terms before it in the bucket,
+        # a posting's after the postings before it (tf rows each), ascending within a posting
+        positions = pq.read_table(hand_index / f"positions/bucket-{b:04d}.parquet").column("position").to_pylist()
+        tfs = t.column("tf").to_pylist()
+        assert len(positions) == sum(tfs) == sum(row["cf"] for row in in_bucket)
+        ends = np.cumsum([0] + tfs)
+        for lo, hi in zip(ends[:-1], ends[1:]):
+            assert positions[lo:hi] == sorted(set(positions[lo:hi]))
+
+
+def test_old_format_is_refused(hand_index, tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    stats = json.loads((hand_index / "stats.json").read_text())
+    (old / "stats.json").write_text(json.dumps(dict(stats, format_version=2)))
+    with pytest.raises(InputFormatError, match=r"stats\.json.*format_version 3.*found '2'"):
+        IndexReader(old)
+
+
+def test_index_without_forward(tmp_path):
+    """forward=False leaves out forward/ only: every other file is the same, and forward() says why it fails."""
+    docs = [(f"{docno}-{copy}", text) for copy in range(3) for docno, text in DOCS]
+    with_forward = build(docs, tmp_path, "with", num_shards=2)
+    without = build(docs, tmp_path, "without", num_shards=3, forward=False)
+    ref = {name: digest for name, digest in file_hashes(with_forward).items() if not name.startswith("forward/")}
+    got = file_hashes(without)
+    assert set(got) == set(ref) and any(name.startswith("forward/") for name in file_hashes(with_forward))
+    assert {name for name in got if got[name] != ref[name]} == {"stats.json"}
+    stats_with = json.loads((with_forward / "stats.json").read_text())
+    stats_without = json.loads((without / "stats.json").read_text())
+    assert stats_without == dict(stats_with, forward=False)
+    r = IndexReader(without)
+    assert r.postings(["mat"], positions=True)["mat"].docids.tolist() == [0, 3, 5, 7, 10, 12, 14, 17, 19]
+    with pytest.raises(InputFormatError, match=r"stats\.json.*forward index"):
+        r.forward([0])
 
 
 # ------------------------------------------------------------- determinism
@@ -253,6 +295,17 @@ def test_postings_equal_brute_force(texts, num_shards, num_buckets):
         assert r.doc_lengths.tolist() == lengths
         assert r.forward(range(len(docs))) == [analyzer(t) for _, t in docs]
         assert r.num_terms == len(expected)
+        # the flat arrays of window counting: the same postings, some terms at a time
+        asked = sorted(expected)[::2] + ["nothere"]
+        flat = r.positional_postings(asked)
+        assert set(flat.spans) == set(asked) - {"nothere"}
+        assert flat.offsets[-1] == len(flat.positions) and flat.offsets.dtype == np.int64
+        for term, (lo, hi) in flat.spans.items():
+            by_doc = expected[term]
+            assert flat.docids[lo:hi].tolist() == sorted(by_doc)
+            assert flat.tfs[lo:hi].tolist() == [len(by_doc[d]) for d in sorted(by_doc)]
+            assert [flat.positions[flat.offsets[i]:flat.offsets[i + 1]].tolist() for i in range(lo, hi)] == [
+                by_doc[d] for d in sorted(by_doc)]
 
 
 # --------------------------------------------------------------- selective IO
@@ -263,7 +316,7 @@ def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
     real = reader_mod.pq.read_table
 
     def spy(path, *args, **kwargs):
-        opened.append(Path(path).name)
+        opened.append(f"{Path(path).parent.name}/{Path(path).name}")
         return real(path, *args, **kwargs)
 
     r = IndexReader(hand_index)
@@ -272,18 +325,23 @@ def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
     real_file = reader_mod.pq.ParquetFile
     monkeypatch.setattr(reader_mod.pq, "ParquetFile", lambda path, *a, **k: (spy(path) and None) or real_file(path, *a, **k))
     r.postings(["cat", "bone"])
-    expected = {f"bucket-{bucket_of(t, 4):04d}.parquet" for t in ("cat", "bone")}
-    assert set(opened) == expected and len(opened) == len(expected)
+    expected = {f"postings/bucket-{bucket_of(t, 4):04d}.parquet" for t in ("cat", "bone")}
+    assert set(opened) == expected and len(opened) == len(expected)  # no positions read
+    opened.clear()
+    r.postings(["cat"], positions=True)
+    assert opened == [f"positions/bucket-{bucket_of('cat', 4):04d}.parquet"]  # the postings file is open already
 
 
 def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
     monkeypatch.setattr(tasks_mod, "POSTINGS_ROW_GROUP", 2)
+    monkeypatch.setattr(tasks_mod, "POSITIONS_ROW_GROUP", 2)
     docs = [(f"d{i}", " ".join(f"w{j}" for j in range(i, i + 5))) for i in range(20)]
     out = build(docs, tmp_path, "idx", num_shards=3, analyzer=HAND, num_buckets=1)
     path = out / "postings/bucket-0000.parquet"
     meta = pq.ParquetFile(path).metadata
     assert meta.num_row_groups > 10
     assert all(meta.row_group(i).num_rows <= 2 for i in range(meta.num_row_groups))
+    assert pq.ParquetFile(out / "positions/bucket-0000.parquet").metadata.num_row_groups > 10
     read_groups = []
     real = pq.ParquetFile.read_row_groups
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups",
@@ -291,7 +349,8 @@ def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
     p = IndexReader(out).postings(["w7"], positions=True)["w7"]
     assert p.docids.tolist() == [3, 4, 5, 6, 7]
     assert [x.tolist() for x in p.positions] == [[4], [3], [2], [1], [0]]
-    assert len(read_groups) == 1 and 1 <= len(read_groups[0]) <= 3  # w7's 5 rows span 3 row groups at most
+    # w7's 5 rows span 3 row groups at most, in the postings file and in the positions file (tf 1)
+    assert len(read_groups) == 2 and all(1 <= len(groups) <= 3 for groups in read_groups)
 
 
 # ------------------------------------------------------------------ failures
@@ -397,3 +456,23 @@ def test_word_by_word_analysis_equals_whole_text_analysis(texts, stemmer, stopwo
         assert positions[rows].tolist() == expected_positions, text
         assert lengths[d] == len(expected_terms)
         assert unique[d] == len(set(expected_terms))
+
+
+def test_cli_no_forward_and_the_workflow_decision(tmp_path):
+    from irgrid import cli
+    from irgrid.index.build import forward_index_needed
+
+    shards = write_shards(DOCS, tmp_path / "in", 2)
+    analyzer = json.dumps(HAND.to_dict())
+    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--no-forward", "--out",
+                     str(tmp_path / "lean")]) == 0
+    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--out", str(tmp_path / "full")]) == 0
+    assert not (tmp_path / "lean" / "forward").exists() and (tmp_path / "full" / "forward").is_dir()
+    assert IndexReader(tmp_path / "full").forward([0]) == [["cat", "sat", "mat"]]
+    # only an experiment counting axiom violations on that collection, with that analyzer, needs it
+    config = {"_experiments": {
+        "plain": {"axioms": False, "collections": ["a", "b"], "analyzer": ["porter", "lucene"]},
+        "constraints": {"axioms": True, "collections": ["b"], "analyzer": "porter"},
+    }}
+    assert [forward_index_needed(config, c, a) for c, a in [("b", "porter"), ("b", "lucene"), ("a", "porter")]] == [
+        True, False, False]

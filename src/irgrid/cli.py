@@ -92,7 +92,7 @@ def cmd_index(args) -> None:
 
             scheduler = stack.enter_context(jobqueue_client(json.loads(args.dask_cluster)))
         stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=scheduler,
-                            num_workers=args.workers)
+                            num_workers=args.workers, forward=args.forward)
     elapsed = time.perf_counter() - started
     log.info(
         "indexed %d documents (%d terms, %d distinct) in %.1fs: %.0f docs/s",
@@ -373,6 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask-cluster", default=None,
                    help="a dask-jobqueue cluster to start for this build, as JSON (the config's dask.cluster)")
     p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
+    p.add_argument("--no-forward", dest="forward", action="store_false",
+                   help="leave out the forward index (each document's terms in order), which only the counting "
+                        "of axiom violations reads")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_index)
 

@@ -13,15 +13,21 @@ import zlib
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
+#: postings/bucket-XXXX.parquet: a term's postings, docids ascending. No positions: a query that
+#: needs none reads only these two small columns.
 POSTINGS_SCHEMA = pa.schema(
     [
         pa.field("docid", pa.int32(), nullable=False),
         pa.field("tf", pa.int32(), nullable=False),
-        pa.field("positions", pa.list_(pa.int32()), nullable=False),
     ]
 )
+#: positions/bucket-XXXX.parquet: one row per token, in the order of the postings (a term's
+#: postings after each other, a posting's positions ascending). A term's positions start at the
+#: sum of the cf of the terms before it in the bucket, a posting's at the running sum of the tfs
+#: before it: no list offsets are stored.
+POSITIONS_SCHEMA = pa.schema([pa.field("position", pa.int32(), nullable=False)])
 FORWARD_SCHEMA = pa.schema(
     [
         pa.field("docid", pa.int32(), nullable=False),
@@ -49,10 +55,23 @@ TERMS_SCHEMA = pa.schema(
 #: rows per row group of the postings: a reader reads whole row groups, so small ones
 #: waste little around a term's rows; large enough to keep the footers small.
 POSTINGS_ROW_GROUP = 8192
+#: tokens per row group of the positions file
+POSITIONS_ROW_GROUP = 65536
+#: Parquet encodings of the postings and positions: DELTA_BINARY_PACKED stores the bit-packed
+#: differences of consecutive values, which within a term (docids) or a posting (positions) are
+#: the gaps. No compression on top: zstd saved under 5% of these files and slowed their reading
+#: by half (measured on a bucket of the synthetic collection, docs/scale.md).
+POSTINGS_ENCODING = {"docid": "DELTA_BINARY_PACKED"}
+POSTINGS_DICTIONARY = ["tf"]  # few distinct values: dictionary indices, bit-packed
+POSITIONS_ENCODING = {"position": "DELTA_BINARY_PACKED"}
 #: documents per ``forward/part-XXXX.parquet`` (fixed, so independent of the input shards)
 FORWARD_PART_DOCS = 65536
 FORWARD_ROW_GROUP = 4096
 TERMS_ROW_GROUP = 65536
+#: terms sorted within a bucket share prefixes (DELTA_BYTE_ARRAY stores the suffixes); start, cf
+#: and df grow or repeat. Half the bytes of dictionary-encoded terms, which are all distinct.
+TERMS_ENCODING = {"term": "DELTA_BYTE_ARRAY", "df": "DELTA_BINARY_PACKED", "cf": "DELTA_BINARY_PACKED",
+                  "bucket": "DELTA_BINARY_PACKED", "start": "DELTA_BINARY_PACKED"}
 DOCS_ROW_GROUP = 1 << 20
 
 def bucket_of(term: str, num_buckets: int) -> int:
@@ -61,11 +80,12 @@ def bucket_of(term: str, num_buckets: int) -> int:
 
 
 def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None,
-                  dictionary_columns: list[str] | bool = True) -> None:
+                  dictionary_columns: list[str] | bool = True, column_encoding: dict[str, str] | None = None) -> None:
     """Write ``table`` so that equal tables give equal bytes.
 
     ``dictionary_columns``: the columns worth dictionary-encoding (repeated
     values); docids and positions are not, and hashing them costs build time.
+    ``column_encoding``: the encodings of columns not dictionary-encoded.
     """
     table = table.replace_schema_metadata(None).combine_chunks()
     pq.write_table(
@@ -78,4 +98,5 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int,
         write_statistics=True,
         store_schema=True,
         sorting_columns=sorting_columns,
+        column_encoding=column_encoding,
     )

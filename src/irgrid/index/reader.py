@@ -7,7 +7,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -16,9 +16,11 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
-from irgrid.features.windows import PositionalPostings
 
 from .format import FORMAT_VERSION, FORWARD_PART_DOCS
+
+if TYPE_CHECKING:
+    from irgrid.features.windows import PositionalPostings
 
 
 class Postings(NamedTuple):
@@ -56,7 +58,8 @@ class IndexReader:
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
-        self._bucket_files: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}
+        self._bucket_files: dict[tuple[str, int], tuple[pq.ParquetFile, np.ndarray]] = {}
+        self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
 
@@ -81,17 +84,23 @@ class IndexReader:
         return self._term_table().column("term").to_pylist()
 
     def term_ids(self, terms: Sequence[str]) -> np.ndarray:
-        """The id of each term, -1 for a term not in the index (one hash lookup per term, in C++).
+        """The id of each term, -1 for a term not in the index (one hash lookup per vocabulary term, in C++).
 
-        Ids found are kept: ``index_in`` hashes the whole vocabulary at each call (0.1 s for 500k
-        terms), and a query set's terms are looked up twice (statistics, then postings).
+        The terms asked for are hashed and the vocabulary probed against them: hashing the
+        vocabulary instead (``index_in(terms, value_set=vocabulary)``) cost 12 times more for
+        a query set's 3,000 terms in a vocabulary of 400k. Ids found are kept: a query set's
+        terms are looked up twice (statistics, then postings).
         """
         terms = list(terms)
         known = self._term_id_cache
         missing = [term for term in dict.fromkeys(terms) if term not in known]
         if missing:
-            found = pc.index_in(pa.array(missing, pa.string()), value_set=self._term_table().column("term"))
-            known.update(zip(missing, pc.fill_null(found, -1).to_numpy().astype(np.int64).tolist()))
+            vocabulary = self._term_table().column("term").chunk(0)
+            asked = pc.index_in(vocabulary, value_set=pa.array(missing, pa.string()))  # row -> index in missing
+            rows = np.flatnonzero(asked.is_valid().to_numpy(zero_copy_only=False))
+            ids = np.full(len(missing), -1, dtype=np.int64)
+            ids[asked.take(pa.array(rows)).to_numpy()] = rows  # terms are unique: one row per term at most
+            known.update(zip(missing, ids.tolist()))
         return np.array([known[term] for term in terms], dtype=np.int64)
 
     def term_stats(self, terms: Iterable[str]) -> dict[str, tuple[int, int]]:
@@ -104,24 +113,70 @@ class IndexReader:
         return {t: (int(df[i]), int(cf[i])) for t, i in zip(terms, ids.tolist()) if i >= 0}
 
     # --------------------------------------------------------------- postings
-    def bucket_path(self, bucket: int) -> Path:
-        return self.path / "postings" / f"bucket-{bucket:04d}.parquet"
+    def bucket_path(self, bucket: int, kind: str = "postings") -> Path:
+        """``kind``: ``"postings"`` (docid, tf) or ``"positions"`` (a row per token)."""
+        return self.path / kind / f"bucket-{bucket:04d}.parquet"
 
-    def _bucket_file(self, bucket: int) -> tuple[pq.ParquetFile, np.ndarray]:
+    def _positions_start(self) -> np.ndarray:
+        """Each term's first row in its bucket's positions file: the cf of the bucket's terms before it."""
+        if self._positions_starts is None:
+            table = self._term_table()
+            cf = table.column("cf").to_numpy()
+            bucket = table.column("bucket").to_numpy()
+            before = np.zeros(len(cf) + 1, dtype=np.int64)
+            np.cumsum(cf, out=before[1:])
+            # terms.parquet holds the buckets one after the other: a bucket's first term is where its number starts
+            first_of_bucket = np.searchsorted(bucket, bucket, side="left")
+            self._positions_starts = before[:-1] - before[first_of_bucket]
+        return self._positions_starts
+
+    def _bucket_file(self, bucket: int, kind: str) -> tuple[pq.ParquetFile, np.ndarray]:
         """The bucket's Parquet file and the first row of each row group (plus the row count)."""
-        found = self._bucket_files.get(bucket)
+        found = self._bucket_files.get((kind, bucket))
         if found is None:
-            pf = pq.ParquetFile(self.bucket_path(bucket))
+            # memory-mapped: the pages read are decoded from the page cache without a copy
+            pf = pq.ParquetFile(self.bucket_path(bucket, kind), memory_map=True)
             rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
-            found = self._bucket_files[bucket] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
+            found = self._bucket_files[(kind, bucket)] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
         return found
 
-    def _term_rows(self, terms: Iterable[str], columns: list[str]):
-        """For each bucket holding some of ``terms``: ``(table, [(term, lo, hi), ...])``.
+    def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:
+        """Rows ``start .. start+count-1`` of the bucket's ``kind`` file for each ``(start, count)``, per column.
 
-        terms.parquet gives each term's bucket, first row and df; the row groups
-        overlapping those rows are read in one call per bucket, and ``lo:hi`` are
-        the term's rows in the table read (absent terms are left out).
+        Reads the row groups overlapping them in one call and copies the rows out (concatenated, in the
+        order given): the rest of the groups read is freed before the next bucket is read, and its memory
+        reused for that read rather than fresh pages faulted in, which cost more than decoding them.
+        """
+        pf, group_starts = self._bucket_file(bucket, kind)
+        groups = sorted({
+            g
+            for start, count in spans if count
+            for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
+                           int(np.searchsorted(group_starts, start + count, side="left")))
+        })
+        data = pf.read_row_groups(groups)
+        # row r of the file is row r - group_starts[g] + data_starts[i] of `data` for the i-th group read, g
+        group_rows = np.diff(group_starts)[groups]
+        data_starts = np.concatenate([[0], np.cumsum(group_rows)]).astype(np.int64)
+        local = np.full(len(group_starts), -1, dtype=np.int64)
+        local[groups] = data_starts[:-1] - group_starts[groups]
+        columns = []
+        for name in data.column_names:
+            values = data.column(name).to_numpy().astype(np.int32, copy=False)
+            pieces = []
+            for start, count in spans:
+                if count:
+                    lo = int(start + local[int(np.searchsorted(group_starts, start, side="right")) - 1])
+                    pieces.append(values[lo:lo + count])
+            columns.append(np.concatenate(pieces + [np.zeros(0, np.int32)]))
+        return columns
+
+    def _read_postings(self, terms: Iterable[str], positions: bool):
+        """For each bucket holding some of ``terms``: ``(terms found, row ends, docids, tfs, positions or None)``.
+
+        terms.parquet gives each term's bucket, first row and df (and cf: its positions); term
+        ``found[i]``'s postings are rows ``ends[i]:ends[i+1]`` of the docids and tfs read, their
+        positions the next ``tfs`` rows of the positions read, one posting after the other.
         """
         wanted = list(dict.fromkeys(terms))
         ids = self.term_ids(wanted)
@@ -129,86 +184,72 @@ class IndexReader:
         bucket_of_id = table.column("bucket").to_numpy()
         start_of_id = table.column("start").to_numpy()
         df_of_id = table.column("df").to_numpy()
-        by_bucket: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
+        by_bucket: dict[int, list[tuple[str, int]]] = defaultdict(list)
         for term, i in zip(wanted, ids.tolist()):
             if i >= 0:
-                by_bucket[int(bucket_of_id[i])].append((term, int(start_of_id[i]), int(df_of_id[i])))
+                by_bucket[int(bucket_of_id[i])].append((term, i))
         for bucket in sorted(by_bucket):
-            pf, group_starts = self._bucket_file(bucket)
-            spans = by_bucket[bucket]
-            groups = sorted({
-                g
-                for _, start, df in spans
-                for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
-                               int(np.searchsorted(group_starts, start + df, side="left")))
-            })
-            data = pf.read_row_groups(groups, columns=columns)
-            # row r of the bucket is row `local[r]` of `data`: the groups read are concatenated
-            group_rows = np.diff(group_starts)[groups]
-            data_starts = np.concatenate([[0], np.cumsum(group_rows)])
-            rows = []
-            for term, start, df in spans:
-                g = groups.index(int(np.searchsorted(group_starts, start, side="right")) - 1)
-                lo = int(data_starts[g] + start - group_starts[groups[g]])
-                rows.append((term, lo, lo + df))
-            yield data, rows
+            found = by_bucket[bucket]
+            term_ids = [i for _, i in found]
+            docids, tfs = self._read_rows(bucket, "postings", [(int(start_of_id[i]), int(df_of_id[i])) for i in term_ids])
+            ends = np.zeros(len(found) + 1, dtype=np.int64)
+            np.cumsum(df_of_id[term_ids], out=ends[1:])
+            values = None
+            if positions:
+                cf_of_id = table.column("cf").to_numpy()
+                positions_start = self._positions_start()
+                (values,) = self._read_rows(bucket, "positions",
+                                            [(int(positions_start[i]), int(cf_of_id[i])) for i in term_ids])
+            yield [term for term, _ in found], ends, docids, tfs, values
 
     def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
         """Postings of ``terms`` (absent terms omitted), reading only the row groups that hold them."""
-        columns = ["docid", "tf"] + (["positions"] if positions else [])
         out: dict[str, Postings] = {}
-        for data, rows in self._term_rows(terms, columns):
-            docids = data.column("docid").to_numpy().astype(np.int32, copy=False)
-            tfs = data.column("tf").to_numpy().astype(np.int32, copy=False)
+        for found, ends, docids, tfs, values in self._read_postings(terms, positions):
+            offsets = None
             if positions:
-                pos = data.column("positions").combine_chunks()
-                offsets = pos.offsets.to_numpy() - pos.offsets[0].as_py()
-                values = pos.values.to_numpy().astype(np.int32, copy=False)
-            else:
-                # The terms' rows copied out of the row groups read (about a third of them): the
-                # rest is freed before the next bucket is read, and its memory reused for that
-                # read rather than fresh pages faulted in, which cost more than decoding them.
-                docids = np.concatenate([docids[lo:hi] for _, lo, hi in rows] + [np.zeros(0, np.int32)])
-                tfs = np.concatenate([tfs[lo:hi] for _, lo, hi in rows] + [np.zeros(0, np.int32)])
-                ends = np.cumsum([hi - lo for _, lo, hi in rows]).tolist()
-                rows = [(term, end - (hi - lo), end) for (term, lo, hi), end in zip(rows, ends)]
-            for term, lo, hi in rows:
-                plist = [values[offsets[i] : offsets[i + 1]] for i in range(lo, hi)] if positions else None
+                offsets = np.zeros(len(tfs) + 1, dtype=np.int64)
+                np.cumsum(tfs, out=offsets[1:])
+            for term, lo, hi in zip(found, ends[:-1].tolist(), ends[1:].tolist()):
+                plist = [values[offsets[i]:offsets[i + 1]] for i in range(lo, hi)] if positions else None
                 out[term] = Postings(docids[lo:hi], tfs[lo:hi], plist)
         return out
 
     def positional_postings(self, terms: Iterable[str]) -> PositionalPostings:
         """Postings with positions of ``terms`` (absent terms omitted), in flat arrays (window counting)."""
+        # imported here: irgrid.features.windows loads numba, which a build's driver does without
+        from irgrid.features.windows import PositionalPostings
+
         spans: dict[str, tuple[int, int]] = {}
-        docids, tfs, offsets, positions = [], [], [], []
-        rows_before = positions_before = 0
-        for data, rows in self._term_rows(terms, ["docid", "tf", "positions"]):
-            bucket_docids = data.column("docid").to_numpy().astype(np.int32, copy=False)
-            bucket_tfs = data.column("tf").to_numpy().astype(np.int32, copy=False)
-            pos = data.column("positions").combine_chunks()
-            bucket_offsets = pos.offsets.to_numpy().astype(np.int64) - pos.offsets[0].as_py()
-            values = pos.values.to_numpy().astype(np.int32, copy=False)
-            for term, lo, hi in rows:
-                spans[term] = (rows_before, rows_before + hi - lo)
-                docids.append(bucket_docids[lo:hi])
-                tfs.append(bucket_tfs[lo:hi])
-                first, last = bucket_offsets[lo], bucket_offsets[hi]
-                offsets.append(bucket_offsets[lo:hi] - first + positions_before)
-                positions.append(values[first:last])
-                rows_before += hi - lo
-                positions_before += int(last - first)
+        docids, tfs, positions = [], [], []
+        rows_before = 0
+        for found, ends, bucket_docids, bucket_tfs, values in self._read_postings(terms, positions=True):
+            for term, lo, hi in zip(found, ends[:-1].tolist(), ends[1:].tolist()):
+                spans[term] = (rows_before + lo, rows_before + hi)
+            rows_before += len(bucket_docids)
+            docids.append(bucket_docids)
+            tfs.append(bucket_tfs)
+            positions.append(values)
         empty = np.zeros(0, np.int32)
+        all_tfs = np.concatenate(tfs) if tfs else empty
+        # a posting's positions follow those of the postings before it: the running sum of the tfs
+        offsets = np.zeros(len(all_tfs) + 1, dtype=np.int64)
+        np.cumsum(all_tfs, out=offsets[1:])
         return PositionalPostings(
             spans,
             np.concatenate(docids) if docids else empty,
-            np.concatenate(tfs) if tfs else empty,
-            np.concatenate(offsets + [np.array([positions_before], dtype=np.int64)]),
+            all_tfs,
+            offsets,
             np.concatenate(positions) if positions else empty,
         )
 
     # ---------------------------------------------------------------- forward
     def forward(self, docids: Iterable[int]) -> list[list[str]]:
         """The analysed terms of each document, in document order (one list per docid given)."""
+        if not self.stats.get("forward", True):
+            raise InputFormatError(self.path / "stats.json", None, "an index built with its forward index "
+                                   "(build_index(..., forward=True), irgrid index without --no-forward)",
+                                   '"forward": false')
         docids = [int(d) for d in docids]
         for d in docids:
             if not 0 <= d < self.num_docs:

@@ -24,13 +24,21 @@ from irgrid.index.format import (
     FORWARD_PART_DOCS,
     FORWARD_ROW_GROUP,
     FORWARD_SCHEMA,
+    POSITIONS_ENCODING,
+    POSITIONS_ROW_GROUP,
+    POSITIONS_SCHEMA,
+    POSTINGS_DICTIONARY,
+    POSTINGS_ENCODING,
     POSTINGS_ROW_GROUP,
     POSTINGS_SCHEMA,
+    TERMS_ENCODING,
     TERMS_ROW_GROUP,
     TERMS_SCHEMA,
     write_parquet,
 )
-from irgrid.index.kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+
+# irgrid.index.kernels (numba) is imported inside the tasks only: the driver of a build, which
+# imports this module for the tasks' names, then never loads numba (130 MB of its memory).
 
 #: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
 RUN_TOKENS = 4_000_000
@@ -99,6 +107,8 @@ class _Vocabulary:
 
     def _analyse(self, new_words: pa.Array) -> None:
         """Append the analysis of ``new_words`` (the next word ids, in order)."""
+        from .kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
+
         analyzer = self.analyzer
         n = len(new_words)
         simple_mask = pc.match_substring_regex(new_words, _SIMPLE_WORD).to_numpy(zero_copy_only=False)
@@ -233,6 +243,7 @@ def analyze_shard(
     num_buckets: int,
     forward_part_docs: int = FORWARD_PART_DOCS,
     run_tokens: int | None = None,
+    forward: bool = True,
 ) -> dict[str, int]:
     """Analyse one document shard and write its token / forward / vocabulary / docs pieces.
 
@@ -247,7 +258,7 @@ def analyze_shard(
     pieces = Path(tmp) / "pieces"
     vocabulary = _worker_vocabulary(analyzer, num_buckets)
     seen = {"last_doc": np.full(max(len(vocabulary.terms), 1024), -1, dtype=np.int32)}
-    forward = {"docids": [], "lengths": [], "terms": []}
+    doc_runs = {"docids": [], "lengths": [], "terms": []}  # the forward index's pieces, if written
     doc_tables: list[pa.Table] = []
     totals = {"docs": 0, "tokens": 0, "postings": 0, "runs": 0}
 
@@ -269,11 +280,13 @@ def analyze_shard(
                 _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{totals['runs']:04d}.npz",
                              terms=terms[rows], docids=docids[rows], positions=positions[rows])
         n = len(lengths)
-        forward["docids"].append(np.arange(docid, docid + n, dtype=np.int32))
-        forward["lengths"].append(lengths)
-        forward["terms"].append(terms)
+        run_docids = np.arange(docid, docid + n, dtype=np.int32)
+        if forward:
+            doc_runs["docids"].append(run_docids)
+            doc_runs["lengths"].append(lengths)
+            doc_runs["terms"].append(terms)
         doc_tables.append(pa.Table.from_arrays(
-            [pa.array(forward["docids"][-1]), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
+            [pa.array(run_docids), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
              pa.array(unique_terms)],
             schema=DOCS_SCHEMA,
         ))
@@ -299,11 +312,11 @@ def analyze_shard(
         index_run(pending_docnos, pending_texts)
 
     # forward pieces, split at the fixed forward-part boundaries
-    if forward["docids"]:
-        f_docids = np.concatenate(forward["docids"])
-        f_terms = np.concatenate(forward["terms"])
+    if forward and doc_runs["docids"]:
+        f_docids = np.concatenate(doc_runs["docids"])
+        f_terms = np.concatenate(doc_runs["terms"])
         f_offsets = np.zeros(len(f_docids) + 1, dtype=np.int64)
-        np.cumsum(np.concatenate(forward["lengths"]), out=f_offsets[1:])
+        np.cumsum(np.concatenate(doc_runs["lengths"]), out=f_offsets[1:])
         parts = f_docids // forward_part_docs
         for part in np.unique(parts).tolist():
             rows = np.flatnonzero(parts == part)
@@ -335,8 +348,9 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
     return pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
 
 
-def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
-    """Sort the token pieces of one bucket into ``postings/bucket-XXXX.parquet`` and its term statistics."""
+def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = True) -> dict[str, int]:
+    """Sort the token pieces of one bucket into ``postings/`` and ``positions/bucket-XXXX.parquet`` and its
+    term statistics (``forward``: and hand the forward index its term id maps)."""
     from .kernels import counting_sort
 
     tmp_path = Path(tmp)
@@ -356,6 +370,8 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         lut = np.full(int(local.max()) + 1 if len(local) else 0, -1, dtype=np.int32)
         lut[local] = pc.index_in(table.column("term"), value_set=bucket_terms).to_numpy().astype(np.int32)
         lookup[shard] = lut
+        if not forward:
+            continue
         # for the forward index: the shard's local ids -> index among the bucket's terms
         _save_arrays(tmp_path / "pieces" / "term-ids" / f"shard-{shard:06d}-bucket-{bucket:04d}.npz",
                      local_ids=local.astype(np.int32), bucket_index=lut[local])
@@ -374,8 +390,8 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     for terms, _, _ in pieces():
         cf += np.bincount(terms, minlength=num_terms)
     df = np.zeros(num_terms, dtype=np.int32)
-    path = tmp_path / "postings" / f"bucket-{bucket:04d}.parquet"
-    with _RowGroupWriter(path, POSTINGS_SCHEMA, POSTINGS_ROW_GROUP) as writer:
+    with _PostingsWriter(tmp_path / "postings" / f"bucket-{bucket:04d}.parquet",
+                         tmp_path / "positions" / f"bucket-{bucket:04d}.parquet") as writer:
         for lo, hi in _term_groups(cf, TOKENS_PER_BUCKET):
             if hi - lo == 1:
                 # one term: its tokens already come in (docid, position) order, piece by piece
@@ -429,40 +445,21 @@ class _RowGroupWriter:
     """Rows appended in order, written in row groups of exactly ``row_group`` rows.
 
     Row groups do not depend on how the rows arrived, so the file's bytes do not
-    either; written with the options of :func:`write_parquet` (no dictionaries).
+    either; zstd-compressed as :func:`write_parquet` unless told otherwise.
     """
 
-    def __init__(self, path: Path, schema: pa.Schema, row_group: int, use_dictionary: bool = False):
-        self.writer = pq.ParquetWriter(path, schema, compression="zstd", compression_level=3,
-                                       use_dictionary=use_dictionary, write_statistics=True, store_schema=True)
+    def __init__(self, path: Path, schema: pa.Schema, row_group: int, use_dictionary: bool | list[str] = False,
+                 column_encoding: dict[str, str] | None = None, compression: str = "zstd"):
+        options = {"compression_level": 3} if compression == "zstd" else {}
+        self.writer = pq.ParquetWriter(path, schema, compression=compression, use_dictionary=use_dictionary,
+                                       column_encoding=column_encoding, write_statistics=True, store_schema=True,
+                                       **options)
         self.row_group = row_group
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
 
     def __enter__(self):
         return self
-
-    def add_postings(self, terms, docids, positions, df=None) -> int:
-        """Append the postings of tokens sorted by (term, docid, position); count them into ``df``."""
-        from .kernels import group_postings
-
-        starts = group_postings(terms, docids)
-        first = starts[:-1]
-        if df is not None:
-            df += np.bincount(terms[first], minlength=len(df)).astype(df.dtype)
-        if not len(first):
-            return 0
-        # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
-        # writing a repeated string column costs more than the rest of the bucket together.
-        self.add(pa.Table.from_arrays(
-            [
-                pa.array(docids[first], pa.int32()),
-                pa.array(np.diff(starts).astype(np.int32)),
-                pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), pa.array(positions, pa.int32())),
-            ],
-            schema=POSTINGS_SCHEMA,
-        ))
-        return len(first)
 
     def add(self, table: pa.Table) -> None:
         self.pending.append(table)
@@ -485,6 +482,46 @@ class _RowGroupWriter:
         if exc_type is None:
             self._flush(final=True)
         self.writer.close()
+
+
+class _PostingsWriter:
+    """A bucket's ``postings/`` (docid, tf) and ``positions/`` (one row per token) files, written together."""
+
+    def __init__(self, postings_path: Path, positions_path: Path):
+        self.postings = _RowGroupWriter(postings_path, POSTINGS_SCHEMA, POSTINGS_ROW_GROUP,
+                                        use_dictionary=POSTINGS_DICTIONARY, column_encoding=POSTINGS_ENCODING,
+                                        compression="none")
+        self.positions = _RowGroupWriter(positions_path, POSITIONS_SCHEMA, POSITIONS_ROW_GROUP,
+                                         column_encoding=POSITIONS_ENCODING, compression="none")
+
+    def __enter__(self):
+        return self
+
+    def add_postings(self, terms, docids, positions, df=None) -> int:
+        """Append the postings of tokens sorted by (term, docid, position); count them into ``df``."""
+        from .kernels import group_postings
+
+        starts = group_postings(terms, docids)
+        first = starts[:-1]
+        if df is not None:
+            df += np.bincount(terms[first], minlength=len(df)).astype(df.dtype)
+        if not len(first):
+            return 0
+        # No term column: terms.parquet gives each term's (bucket, start, df) rows, and
+        # writing a repeated string column costs more than the rest of the bucket together.
+        self.postings.add(pa.Table.from_arrays(
+            [pa.array(docids[first], pa.int32()), pa.array(np.diff(starts).astype(np.int32))],
+            schema=POSTINGS_SCHEMA,
+        ))
+        # the tokens are in postings order already: their positions are the positions file's rows
+        self.positions.add(pa.Table.from_arrays([pa.array(positions, pa.int32())], schema=POSITIONS_SCHEMA))
+        return len(first)
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.postings.__exit__(exc_type, exc, tb)
+        finally:
+            self.positions.__exit__(exc_type, exc, tb)
 
 
 def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=None) -> int:
@@ -579,5 +616,6 @@ def merge_terms(tmp: str, bucket_results: list) -> int:
     tmp_path = Path(tmp)
     table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
     # not sorted by term as a whole (bucket after bucket): no sorting_columns claim
-    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP)
+    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP, dictionary_columns=False,
+                  column_encoding=TERMS_ENCODING)
     return table.num_rows
