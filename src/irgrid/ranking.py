@@ -295,57 +295,87 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
 @njit(cache=True, nogil=True)
 def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
-                   candidate_lengths, docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
-    """Score and rank queries ``first_query:last_query`` of a prepared set in one pass each.
+                   docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
+    """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
-    ``posting_lengths`` and ``candidate_lengths`` are the document lengths of each
-    posting and candidate, gathered once for all points: reading them through the
-    docids here would be a cache miss per posting, for every point.
-    ``kernel`` names the formula (:mod:`irgrid.models.formulas`); ``params``,
-    the per-term ``term_constants`` and the per-query constants come from the
-    model's ``kernel_inputs``.  A query's candidates are scored in a buffer of
-    its own (it stays in cache): each posting adds ``weight * part`` to its
-    candidate in posting order from zero (``term_weights``: each term's
-    ``RetrievalModel.term_weight``, its qtf or a feature's group weight), then the per-document part and the
-    query weight are applied, exactly as ``Scorer.score`` and
-    ``RetrievalModel.complete_scores`` do, so the numbers are the same to the
-    last bit.  Returns ``(docids, scores, offsets)`` as :func:`top_k`.
+    Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
+    ``term_weights`` (P, terms), ``query_constants``, ``query_lengths`` and ``query_weights``
+    (P, queries): what the model's ``kernel_inputs`` gives for that point.  Each posting's docid
+    slot, tf and length are read once for the whole block (the postings are the size of the
+    memory traffic; a point's parts are a few instructions), and its ``weight * part`` is added
+    to the candidate's P accumulators, which sit side by side (a query's block stays in cache
+    for a few points: the caller cuts a grid into blocks).
+
+    ``posting_lengths`` are the document lengths of each posting, gathered once for all points:
+    reading them through the docids here would be a cache miss per posting, for every point.
+    ``kernel`` names the formula (:mod:`irgrid.models.formulas`).  Each point's scores are
+    added in posting order from zero, then the per-document part and the query weight are
+    applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
+    numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
+    offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
+    ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
 
     For the Dirichlet kernel, ``posting_parts`` and ``candidate_logs`` hold each
     posting's ``dirichlet_part`` and each candidate's ``log(|D| + mu)``, computed once
     per mu by the same scalar functions (:func:`irgrid.models.formulas.dirichlet_posting_parts`,
-    :func:`~irgrid.models.formulas.shifted_logs`): a grid at one mu then costs a
-    multiply-add per posting and candidate.  BM25 passes empty arrays.
+    :func:`~irgrid.models.formulas.shifted_logs`): the points of a block share one mu, and
+    a grid at one mu then costs a multiply-add per posting and candidate.  BM25 passes
+    empty arrays.
     """
+    num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
-    out_docids = np.empty(offsets[-1], np.int32)
-    out_scores = np.empty(offsets[-1], np.float64)
-    buffer = np.empty(most, np.float64)
+    out_docids = np.empty((num_points, offsets[-1]), np.int32)
+    out_scores = np.empty((num_points, offsets[-1]), np.float64)
+    block = np.empty(most * num_points, np.float64)
+    point_scores = np.empty(most, np.float64)
     work = np.empty(most, np.int64)
+    # one term's constants for every point, contiguous: the inner loop over the block reads them
+    constants = np.empty(num_points, np.float64)
+    weights = np.empty(num_points, np.float64)
+    first_params = np.ascontiguousarray(params[:, 0])
+    second_params = np.zeros(num_points, np.float64)
+    third_params = np.zeros(num_points, np.float64)
+    if kernel == BM25_KERNEL:
+        second_params[:] = params[:, 1]
+        third_params[:] = params[:, 2]
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
         n = candidate_offsets[q + 1] - lo
-        scores = buffer[:n]
-        scores[:] = 0.0
+        block[:n * num_points] = 0.0
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
-            constant = term_constants[i]
-            weight_of_term = term_weights[i]
-            for p in range(term_offsets[i], term_offsets[i + 1]):
-                if kernel == BM25_KERNEL:
-                    part = bm25_part(np.float64(tfs[p]), np.float64(posting_lengths[p]), constant, params[0], params[1],
-                                     params[2])
-                else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
+            for j in range(num_points):
+                constants[j] = term_constants[j, i]
+                weights[j] = term_weights[j, i]
+            if kernel == BM25_KERNEL:
+                for p in range(term_offsets[i], term_offsets[i + 1]):
+                    at = (slots[p] - lo) * num_points
+                    tf = np.float64(tfs[p])
+                    length = np.float64(posting_lengths[p])
+                    for j in range(num_points):
+                        block[at + j] += weights[j] * bm25_part(tf, length, constants[j], first_params[j],
+                                                                second_params[j], third_params[j])
+            else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
+                for p in range(term_offsets[i], term_offsets[i + 1]):
+                    at = (slots[p] - lo) * num_points
                     part = posting_parts[p]
-                scores[slots[p] - lo] += weight_of_term * part
-        if kernel == DIRICHLET_KERNEL:
-            constant, length = query_constants[q], query_lengths[q]
-            for c in range(n):
-                # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
-                scores[c] += constant - length * candidate_logs[lo + c]
-        weight = query_weights[q]
-        if weight != 1.0:
-            for c in range(n):
-                scores[c] *= weight
-        _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids, out_scores,
-                      offsets[q - first_query], work)
+                    for j in range(num_points):
+                        block[at + j] += weights[j] * part
+        for j in range(num_points):
+            if num_points == 1:
+                scores = block[:n]
+            else:
+                scores = point_scores[:n]
+                for c in range(n):
+                    scores[c] = block[c * num_points + j]
+            if kernel == DIRICHLET_KERNEL:
+                constant, length = query_constants[j, q], query_lengths[j, q]
+                for c in range(n):
+                    # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
+                    scores[c] += constant - length * candidate_logs[lo + c]
+            weight = query_weights[j, q]
+            if weight != 1.0:
+                for c in range(n):
+                    scores[c] *= weight
+            _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
+                          offsets[q - first_query], work)
     return out_docids, out_scores, offsets
