@@ -290,11 +290,10 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
     ``term_weights`` (P, terms), ``query_constants``, ``query_lengths`` and ``query_weights``
-    (P, queries): what the model's ``kernel_inputs`` gives for that point.  Each posting's docid
-    slot, tf and length are read once for the whole block (the postings are the size of the
-    memory traffic; a point's parts are a few instructions), and its ``weight * part`` is added
-    to the candidate's P accumulators, which sit side by side (a query's block stays in cache
-    for a few points: the caller cuts a grid into blocks).
+    (P, queries): what the model's ``kernel_inputs`` gives for that point.  Each posting's slot,
+    tf and length are read once for the whole block, a chunk of them at a time, and each point's
+    ``weight * part`` of the chunk is added to the point's row of the query's block (P rows of
+    its candidates' scores, in cache for a few points: the caller cuts a grid into blocks).
 
     ``posting_lengths`` are the document lengths of each posting, gathered once for all points:
     reading them through the docids here would be a cache miss per posting, for every point.
@@ -317,10 +316,10 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     out_docids = np.empty((num_points, offsets[-1]), np.int32)
     out_scores = np.empty((num_points, offsets[-1]), np.float64)
     block = np.empty(most * num_points, np.float64)
-    point_scores = np.empty(most, np.float64)
     work = np.empty(most, np.int64)
     # a chunk of one term's postings, each point's weight * part in a row of its own: computed over the
-    # postings (contiguous tfs and lengths: SIMD divisions, the bulk of BM25's cost), then added to the block
+    # postings (contiguous tfs and lengths: SIMD divisions, the bulk of BM25's cost), then added to the
+    # point's row of the block (point-major: each point's scores are contiguous for its ranking)
     parts = np.empty(num_points * POSTINGS_CHUNK, np.float64)
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
@@ -341,17 +340,13 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
                     else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
                         for t in range(m):
                             row[t] = weight * posting_parts[start + t]
-                for t in range(m):
-                    at = (slots[start + t] - lo) * num_points
-                    for j in range(num_points):
-                        block[at + j] += parts[j * POSTINGS_CHUNK + t]
+                for j in range(num_points):
+                    row = block[j * n:(j + 1) * n]
+                    chunk = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
+                    for t in range(m):
+                        row[slots[start + t] - lo] += chunk[t]
         for j in range(num_points):
-            if num_points == 1:
-                scores = block[:n]
-            else:
-                scores = point_scores[:n]
-                for c in range(n):
-                    scores[c] = block[c * num_points + j]
+            scores = block[j * n:(j + 1) * n]
             if kernel == DIRICHLET_KERNEL:
                 constant, length = query_constants[j, q], query_lengths[j, q]
                 for c in range(n):

@@ -50,6 +50,18 @@ BLOCK_POINTS = 4
 CANDIDATES_COLUMN = "candidates"
 
 
+def _fixed_width_rows(strings: pa.StringArray) -> np.ndarray | None:
+    """The bytes of ``strings`` as one fixed-width numpy row each, when all have one length > 0 (else None)."""
+    if len(strings) == 0 or strings.null_count:
+        return None
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset:strings.offset + len(strings) + 1]
+    width = int(offsets[1] - offsets[0])
+    if width == 0 or not (np.diff(offsets) == width).all():
+        return None
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return data.view(np.dtype((np.void, width)))
+
+
 def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
     """Each query's distinct terms (qtf, df, cf), postings not yet read: qid -> terms.
 
@@ -265,6 +277,7 @@ class Scorer:
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         self.docnos = np.asarray(index.docnos, dtype=object)
         self.docnos_arrow = pa.array(self.docnos, type=pa.string())
+        self._docno_rows = _fixed_width_rows(self.docnos_arrow)
         # Position of each docid in docno order: the tie-break key.
         # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
         self.docno_order = np.empty(len(self.docnos), dtype=np.int32)
@@ -568,6 +581,20 @@ class Scorer:
         """The runs of ``points`` as Arrow tables (:meth:`run_table` of each), scored a block of points a pass."""
         return self._run_tables(queries, self.top_points(model, queries, points, depth))
 
+    def docno_column(self, docids: np.ndarray) -> pa.Array:
+        """The docnos of ``docids`` as an Arrow string array (``docnos_arrow.take``).
+
+        When every docno has the same length (most collections' ids), one numpy gather of
+        fixed-width rows and offsets made by arithmetic: half the cost of Arrow's take,
+        which reads each docno's offsets before its bytes (two cache misses a row).
+        """
+        if self._docno_rows is None or len(docids) * self._docno_rows.itemsize >= 2**31:
+            return self.docnos_arrow.take(pa.array(docids))
+        width = self._docno_rows.itemsize
+        offsets = np.arange(0, (len(docids) + 1) * width, width, dtype=np.int32)
+        return pa.StringArray.from_buffers(len(docids), pa.py_buffer(offsets),
+                                           pa.py_buffer(self._docno_rows[docids]))
+
     def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
         tables = []
         for docids, ranked_scores, offsets in tops:
@@ -579,7 +606,7 @@ class Scorer:
                 qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
                 layout = queries._run_layout = (offsets.tobytes(), qids.cast(pa.string()), pa.array(ranks))
             tables.append(pa.Table.from_arrays(
-                [layout[1], self.docnos_arrow.take(pa.array(docids)), layout[2], pa.array(ranked_scores)],
+                [layout[1], self.docno_column(docids), layout[2], pa.array(ranked_scores)],
                 schema=RUN_SCHEMA,
             ))
         return tables
