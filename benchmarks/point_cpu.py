@@ -8,7 +8,9 @@ CPU time (time.process_time), not wall time: on a shared, loaded machine the wal
 mostly waiting for a core. Prints the CPU of IndexReader + Scorer, of the query analysis, of the
 postings read and of the whole prepare (run a second time, warm: numba's cached kernels loaded by
 then), then, per model (BM25 k1=0.9 b=0.4, QL mu=1000), the least over ``--repeats`` of one point's
-``Scorer.top`` and of the Arrow run made from it (``Scorer.run_table`` less ``top``).
+``Scorer.top`` and of the Arrow run made from it (``Scorer.run_table`` less ``top``), and a point's
+share of the 20-point BM25 grid (k1 x b = 5 x 4) made as ``retrieve_grid(..., as_arrow=True)`` makes
+it (``Scorer.run_tables``: blocks of points a pass; code without it, ``run_table`` point by point).
 """
 
 from __future__ import annotations
@@ -62,6 +64,23 @@ def main() -> None:
             runs.append((c - b) - (b - a))
         print(f"{family}: one point's Scorer.top {min(tops):.3f} CPU s, its Arrow run {max(min(runs), 0.0):.3f} "
               f"(least of {args.repeats})")
+    model = get_model("bm25")
+    grid = [model.check_point({"k1": k1, "b": b}) for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
+
+    def grid_runs():
+        if hasattr(scorer, "run_tables"):
+            return scorer.run_tables(model, prepared, grid, 1000)
+        return [scorer.run_table(model, prepared, point, 1000) for point in grid]
+
+    grid_runs()
+    times = []
+    for _ in range(args.repeats):
+        a = clock()
+        runs = grid_runs()
+        times.append(clock() - a)
+        del runs
+    print(f"bm25 grid of {len(grid)} points, Arrow runs: {min(times):.3f} CPU s, {min(times) / len(grid):.3f} a point "
+          f"(least of {args.repeats})")
 
 
 if __name__ == "__main__":

@@ -119,6 +119,49 @@ def test_fused_kernel_equals_per_query_path_at_any_point_and_threads(docs, texts
     assert one_offsets.tolist() == [0, offsets[q + 1] - offsets[q]]
 
 
+BLOCK_FAMILIES = ["bm25", "ql_dirichlet", "kl_ml", "sdm"]  # BM25, Dirichlet, a query weight, feature weights
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES), depth=st.integers(1, 20),
+       seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 5),
+       values=st.lists(st.tuples(st.sampled_from([0.0, 0.3, 1.2, 3.0]), st.sampled_from([0.0, 0.5, 1.0]),
+                                 st.sampled_from([1.0, 50.0, 2000.0]), st.sampled_from([0.0, 0.2, 0.7])),
+                       min_size=1, max_size=7))
+def test_a_block_of_points_ranks_each_point_as_the_per_query_path(docs, texts, family, depth, seed, threads, block,
+                                                                   values):
+    # the fused kernel scores a block of points per pass over the postings (their accumulators side
+    # by side, Dirichlet points grouped by mu); each point's run must be the per-query path's, to the bit
+    import irgrid.retrieve as retrieve
+
+    rng = np.random.default_rng(seed)
+    docnos = [f"d{n:03d}" for n in rng.permutation(len(docs))]
+    scorer = Scorer(TinyIndex(dict(zip(docnos, docs))), threads=threads)
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    model = get_model(family)
+    if family == "bm25":
+        points = [{"k1": k1, "b": b} for k1, b, _, _ in values]
+    elif family == "sdm":
+        points = [{"mu": mu, "lambda_t": 1.0 - weight, "lambda_o": weight, "lambda_u": 0.0} for _, _, mu, weight
+                  in values]
+    else:
+        points = [{"mu": mu} for _, _, mu, _ in values]
+    points = [model.check_point(point) for point in points]
+    prepared = scorer.prepare(topics, model, points)
+    saved = retrieve.BLOCK_POINTS
+    retrieve.BLOCK_POINTS = block
+    try:
+        tables = scorer.run_tables(model, prepared, points, depth)
+    finally:
+        retrieve.BLOCK_POINTS = saved
+    assert len(tables) == len(points)
+    for point, table in zip(points, tables):
+        expected = per_query_run(scorer, model, prepared, point, depth)
+        got = table.to_pandas().astype({"qid": object, "docno": object})
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),
+                                      check_exact=True, check_dtype=False)
+
+
 def test_long_runs_of_tied_scores_are_cut_by_docno():
     # 3,000 documents, one term, the same tf and length: every score ties, so the depth-th
     # place is decided by docno alone (docnos in an order unrelated to docids)

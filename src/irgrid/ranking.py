@@ -51,33 +51,16 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     return candidates[:n].copy(), candidate_offsets, slots
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sift_down(heap, i, k):
-    """Restore the min-heap property of ``heap[:k]`` below position ``i``."""
-    while True:
-        smallest = i
-        left = 2 * i + 1
-        if left < k and heap[left] < heap[smallest]:
-            smallest = left
-        if left + 1 < k and heap[left + 1] < heap[smallest]:
-            smallest = left + 1
-        if smallest == i:
-            return
-        heap[i], heap[smallest] = heap[smallest], heap[i]
-        i = smallest
-
-
 @njit(cache=True, nogil=True)
 def kth_largest(values, k):
-    """The k-th largest of ``values`` (1 <= k <= len): one pass with a min-heap of the k best."""
-    heap = values[:k].copy()
-    for start in range(k // 2 - 1, -1, -1):
-        _sift_down(heap, start, k)
-    for j in range(k, len(values)):
-        if values[j] > heap[0]:
-            heap[0] = values[j]
-            _sift_down(heap, 0, k)
-    return heap[0]
+    """The k-th largest of ``values`` (1 <= k <= len): a selection (``np.partition``) on a copy.
+
+    The value a full sort puts there; for the 1,000-4,000 candidates of a query too short to
+    sample (an eighth of the synthetic set's), less than half the cost of a min-heap of the k best,
+    whose every entering score is a mispredicted sift.
+    """
+    n = len(values)
+    return np.partition(values.copy(), n - k)[n - k]
 
 
 #: a segment longer than this many times the depth finds its threshold from a sample first
@@ -94,7 +77,7 @@ def best_positions(scores, depth):
     scores, chosen so that about 1.5 ``depth`` scores reach it; one
     branch-free pass collects them.  When fewer than ``depth`` reach it (an
     unlucky sample), or the segment is short, the threshold is the depth-th
-    largest score itself (a heap over all scores).  Every score tied with the
+    largest score itself (a selection over all scores).  Every score tied with the
     depth-th largest is always included, so the docno tie-break can be exact.
     """
     return _best_positions(scores, depth, np.empty(len(scores), np.int64))
@@ -292,60 +275,87 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     return out_docids, out_scores, offsets
 
 
-@njit(cache=True, nogil=True)
+#: postings of a term whose parts :func:`score_and_rank` computes before adding them to the candidates
+POSTINGS_CHUNK = 512
+
+
+# error_model="numpy": a float division by zero gives inf instead of raising, so the division needs no
+# check and the loop over a chunk's postings becomes SIMD divisions (the same IEEE quotients: a
+# divisor is never zero for a model's parameters and a non-empty collection)
+@njit(cache=True, nogil=True, error_model="numpy")
 def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
-                   candidate_lengths, docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
-    """Score and rank queries ``first_query:last_query`` of a prepared set in one pass each.
+                   docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
+    """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
-    ``posting_lengths`` and ``candidate_lengths`` are the document lengths of each
-    posting and candidate, gathered once for all points: reading them through the
-    docids here would be a cache miss per posting, for every point.
-    ``kernel`` names the formula (:mod:`irgrid.models.formulas`); ``params``,
-    the per-term ``term_constants`` and the per-query constants come from the
-    model's ``kernel_inputs``.  A query's candidates are scored in a buffer of
-    its own (it stays in cache): each posting adds ``weight * part`` to its
-    candidate in posting order from zero (``term_weights``: each term's
-    ``RetrievalModel.term_weight``, its qtf or a feature's group weight), then the per-document part and the
-    query weight are applied, exactly as ``Scorer.score`` and
-    ``RetrievalModel.complete_scores`` do, so the numbers are the same to the
-    last bit.  Returns ``(docids, scores, offsets)`` as :func:`top_k`.
+    Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
+    ``term_weights`` (P, terms), ``query_constants``, ``query_lengths`` and ``query_weights``
+    (P, queries): what the model's ``kernel_inputs`` gives for that point.  Each posting's slot,
+    tf and length are read once for the whole block, a chunk of them at a time, and each point's
+    ``weight * part`` of the chunk is added to the point's row of the query's block (P rows of
+    its candidates' scores, in cache for a few points: the caller cuts a grid into blocks).
+
+    ``posting_lengths`` are the document lengths of each posting, gathered once for all points:
+    reading them through the docids here would be a cache miss per posting, for every point.
+    ``kernel`` names the formula (:mod:`irgrid.models.formulas`).  Each point's scores are
+    added in posting order from zero, then the per-document part and the query weight are
+    applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
+    numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
+    offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
+    ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
 
     For the Dirichlet kernel, ``posting_parts`` and ``candidate_logs`` hold each
     posting's ``dirichlet_part`` and each candidate's ``log(|D| + mu)``, computed once
     per mu by the same scalar functions (:func:`irgrid.models.formulas.dirichlet_posting_parts`,
-    :func:`~irgrid.models.formulas.shifted_logs`): a grid at one mu then costs a
-    multiply-add per posting and candidate.  BM25 passes empty arrays.
+    :func:`~irgrid.models.formulas.shifted_logs`): the points of a block share one mu, and
+    a grid at one mu then costs a multiply-add per posting and candidate.  BM25 passes
+    empty arrays.
     """
+    num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
-    out_docids = np.empty(offsets[-1], np.int32)
-    out_scores = np.empty(offsets[-1], np.float64)
-    buffer = np.empty(most, np.float64)
+    out_docids = np.empty((num_points, offsets[-1]), np.int32)
+    out_scores = np.empty((num_points, offsets[-1]), np.float64)
+    block = np.empty(most * num_points, np.float64)
     work = np.empty(most, np.int64)
+    # a chunk of one term's postings, each point's weight * part in a row of its own: computed over the
+    # postings (contiguous tfs and lengths: SIMD divisions, the bulk of BM25's cost), then added to the
+    # point's row of the block (point-major: each point's scores are contiguous for its ranking)
+    parts = np.empty(num_points * POSTINGS_CHUNK, np.float64)
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
         n = candidate_offsets[q + 1] - lo
-        scores = buffer[:n]
-        scores[:] = 0.0
+        block[:n * num_points] = 0.0
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
-            constant = term_constants[i]
-            weight_of_term = term_weights[i]
-            for p in range(term_offsets[i], term_offsets[i + 1]):
-                if kernel == BM25_KERNEL:
-                    part = bm25_part(np.float64(tfs[p]), np.float64(posting_lengths[p]), constant, params[0], params[1],
-                                     params[2])
-                else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
-                    part = posting_parts[p]
-                scores[slots[p] - lo] += weight_of_term * part
-        if kernel == DIRICHLET_KERNEL:
-            constant, length = query_constants[q], query_lengths[q]
-            for c in range(n):
-                # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
-                scores[c] += constant - length * candidate_logs[lo + c]
-        weight = query_weights[q]
-        if weight != 1.0:
-            for c in range(n):
-                scores[c] *= weight
-        _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids, out_scores,
-                      offsets[q - first_query], work)
+            for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
+                m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
+                for j in range(num_points):
+                    row = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
+                    constant, weight = term_constants[j, i], term_weights[j, i]
+                    if kernel == BM25_KERNEL:
+                        k1, b, average = params[j, 0], params[j, 1], params[j, 2]
+                        for t in range(m):
+                            row[t] = weight * bm25_part(np.float64(tfs[start + t]),
+                                                        np.float64(posting_lengths[start + t]), constant, k1, b,
+                                                        average)
+                    else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
+                        for t in range(m):
+                            row[t] = weight * posting_parts[start + t]
+                for j in range(num_points):
+                    row = block[j * n:(j + 1) * n]
+                    chunk = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
+                    for t in range(m):
+                        row[slots[start + t] - lo] += chunk[t]
+        for j in range(num_points):
+            scores = block[j * n:(j + 1) * n]
+            if kernel == DIRICHLET_KERNEL:
+                constant, length = query_constants[j, q], query_lengths[j, q]
+                for c in range(n):
+                    # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
+                    scores[c] += constant - length * candidate_logs[lo + c]
+            weight = query_weights[j, q]
+            if weight != 1.0:
+                for c in range(n):
+                    scores[c] *= weight
+            _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
+                          offsets[q - first_query], work)
     return out_docids, out_scores, offsets

@@ -43,8 +43,23 @@ RUN_SCHEMA = pa.schema(
     ]
 )
 RUN_COLUMNS = [field.name for field in RUN_SCHEMA]
+#: grid points a fused kernel scores per pass over the postings: a query's block of scores
+#: (candidates x points, float64) stays in a core's cache (1 MiB here) for its median ~14k candidates
+BLOCK_POINTS = 4
 #: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
 CANDIDATES_COLUMN = "candidates"
+
+
+def _fixed_width_rows(strings: pa.StringArray) -> np.ndarray | None:
+    """The bytes of ``strings`` as one fixed-width numpy row each, when all have one length > 0 (else None)."""
+    if len(strings) == 0 or strings.null_count:
+        return None
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset:strings.offset + len(strings) + 1]
+    width = int(offsets[1] - offsets[0])
+    if width == 0 or not (np.diff(offsets) == width).all():
+        return None
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return data.view(np.dtype((np.void, width)))
 
 
 def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
@@ -262,6 +277,7 @@ class Scorer:
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         self.docnos = np.asarray(index.docnos, dtype=object)
         self.docnos_arrow = pa.array(self.docnos, type=pa.string())
+        self._docno_rows = _fixed_width_rows(self.docnos_arrow)
         # Position of each docid in docno order: the tie-break key.
         # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
         self.docno_order = np.empty(len(self.docnos), dtype=np.int32)
@@ -430,7 +446,7 @@ class Scorer:
         any other through its numpy ``term_scores`` (:meth:`score_all`) and :func:`irgrid.ranking.top_k`.
         The same runs either way, to the last bit.
         """
-        from .ranking import score_and_rank, top_k
+        from .ranking import top_k
 
         last = len(queries) if last is None else last
         if getattr(queries, "allowed", None) is not None:
@@ -440,36 +456,8 @@ class Scorer:
             docids = np.concatenate([d for d, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
             return docids, np.concatenate([s for _, s in rankings] + [np.zeros(0, np.float64)]), offsets
         if model.kernel:
-            params, term_constants, term_weights, query_constants, query_lengths, weights = queries.kernel_inputs(
-                model, self.stats, point)
-            if model.kernel == DIRICHLET_KERNEL:
-                posting_parts, candidate_logs = queries.dirichlet_parts(model, term_constants, params[0])
-                posting_lengths = np.zeros(0, dtype=np.float64)
-            else:
-                posting_parts = candidate_logs = np.zeros(0, dtype=np.float64)
-                posting_lengths = queries.posting_lengths
-
-            def rank_queries(lo: int, hi: int):
-                return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
-                                      query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
-                                      queries.tfs, posting_lengths, queries.global_slots, queries.candidates,
-                                      queries.candidate_offsets, queries.candidate_lengths, self.docno_order, depth,
-                                      lo, hi, posting_parts, candidate_logs)
-
-            if self.threads == 1 or last - first < 2:
-                return rank_queries(first, last)
-            # ranges of about equal numbers of postings, one per thread
-            postings = queries.term_offsets[queries.query_term_offsets[first:last + 1]]
-            cuts = np.searchsorted(postings, np.linspace(postings[0], postings[-1], self.threads + 1)[1:-1])
-            bounds = [first, *sorted(set((first + cuts).tolist()) - {first, last}), last]
-            with ThreadPoolExecutor(len(bounds) - 1) as pool:
-                parts = list(pool.map(rank_queries, bounds[:-1], bounds[1:]))
-            offsets, rows_before = [np.zeros(1, dtype=np.int64)], 0
-            for _, _, part_offsets in parts:
-                offsets.append(part_offsets[1:] + rows_before)
-                rows_before += int(part_offsets[-1])
-            return (np.concatenate([docids for docids, _, _ in parts]),
-                    np.concatenate([scores for _, scores, _ in parts]), np.concatenate(offsets))
+            docids, scores, offsets = self._top_block(model, queries, [point], depth, first, last)
+            return docids[0], scores[0], offsets
         if first == 0 and last == len(queries):
             scores = self.score_all(model, queries, point)
             return top_k(scores, queries.candidates, queries.candidate_offsets, self.docno_order, depth)
@@ -479,6 +467,84 @@ class Scorer:
         docids = np.concatenate([docids for docids, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
         scores = np.concatenate([scores for _, scores in rankings] + [np.zeros(0, np.float64)])
         return docids, scores, offsets
+
+    def top_points(
+        self,
+        model: RetrievalModel,
+        queries: PreparedQuerySet,
+        points: Sequence[Mapping[str, float]],
+        depth: int = 1000,
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`top` of the whole set at each of ``points``: the same rankings, to the last bit.
+
+        A model with a fused kernel scores a block of up to :data:`BLOCK_POINTS` points per
+        pass over the postings (:func:`irgrid.ranking.score_and_rank`; the points of a
+        Dirichlet block share their mu); any other model point by point.
+        """
+        if not model.kernel or getattr(queries, "allowed", None) is not None:
+            return [self.top(model, queries, point, depth) for point in points]
+        tops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for block in self._blocks(model, queries, points):
+            docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries))
+            tops.extend((docids[j], scores[j], offsets) for j in range(len(block)))
+        return tops
+
+    def _blocks(self, model: RetrievalModel, queries: PreparedQuerySet,
+                points: Sequence[Mapping[str, float]]) -> list[list[Mapping[str, float]]]:
+        """``points`` in order, cut into blocks one kernel pass can score: at most
+        :data:`BLOCK_POINTS`, and for the Dirichlet kernel one mu (the per-posting parts) a block."""
+        blocks: list[list[Mapping[str, float]]] = []
+        shared = None
+        for point in points:
+            key = None
+            if model.kernel == DIRICHLET_KERNEL:
+                params, term_constants = queries.kernel_inputs(model, self.stats, point)[:2]
+                key = (float(params[0]), term_constants.tobytes())
+            if blocks and len(blocks[-1]) < BLOCK_POINTS and key == shared:
+                blocks[-1].append(point)
+            else:
+                blocks.append([point])
+                shared = key
+        return blocks
+
+    def _top_block(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
+                   depth: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Queries ``first:last`` at a block of points in one kernel pass a query: ``(docids, scores, offsets)``,
+        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.ranking.score_and_rank`)."""
+        from .ranking import score_and_rank
+
+        inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
+        params, term_constants, term_weights, query_constants, query_lengths, weights = (
+            np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
+        if model.kernel == DIRICHLET_KERNEL:
+            # the block's points share mu (Scorer._blocks), so its per-posting parts
+            posting_parts, candidate_logs = queries.dirichlet_parts(model, inputs[0][1], inputs[0][0][0])
+            posting_lengths = np.zeros(0, dtype=np.float64)
+        else:
+            posting_parts = candidate_logs = np.zeros(0, dtype=np.float64)
+            posting_lengths = queries.posting_lengths
+
+        def rank_queries(lo: int, hi: int):
+            return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
+                                  query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
+                                  queries.tfs, posting_lengths, queries.global_slots, queries.candidates,
+                                  queries.candidate_offsets, self.docno_order, depth, lo, hi, posting_parts,
+                                  candidate_logs)
+
+        if self.threads == 1 or last - first < 2:
+            return rank_queries(first, last)
+        # ranges of about equal numbers of postings, one per thread
+        postings = queries.term_offsets[queries.query_term_offsets[first:last + 1]]
+        cuts = np.searchsorted(postings, np.linspace(postings[0], postings[-1], self.threads + 1)[1:-1])
+        bounds = [first, *sorted(set((first + cuts).tolist()) - {first, last}), last]
+        with ThreadPoolExecutor(len(bounds) - 1) as pool:
+            parts = list(pool.map(rank_queries, bounds[:-1], bounds[1:]))
+        offsets, rows_before = [np.zeros(1, dtype=np.int64)], 0
+        for _, _, part_offsets in parts:
+            offsets.append(part_offsets[1:] + rows_before)
+            rows_before += int(part_offsets[-1])
+        return (np.concatenate([docids for docids, _, _ in parts], axis=1),
+                np.concatenate([scores for _, scores, _ in parts], axis=1), np.concatenate(offsets))
 
     def rank_candidates(self, model: RetrievalModel, queries: PreparedQuerySet, q: int, point: Mapping[str, float],
                         depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -508,18 +574,42 @@ class Scorer:
         if not isinstance(queries, PreparedQuerySet):
             return pa.Table.from_pandas(self._run_per_query(model, queries, point, depth), schema=RUN_SCHEMA,
                                         preserve_index=False)
-        docids, ranked_scores, offsets = self.top(model, queries, point, depth)
-        layout = queries._run_layout
-        if layout is None or layout[0] != offsets.tobytes():
-            counts = np.diff(offsets)
-            query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
-            ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
-            qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
-            layout = queries._run_layout = (offsets.tobytes(), qids.cast(pa.string()), pa.array(ranks))
-        return pa.Table.from_arrays(
-            [layout[1], self.docnos_arrow.take(pa.array(docids)), layout[2], pa.array(ranked_scores)],
-            schema=RUN_SCHEMA,
-        )
+        return self._run_tables(queries, [self.top(model, queries, point, depth)])[0]
+
+    def run_tables(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
+                   depth: int = 1000) -> list[pa.Table]:
+        """The runs of ``points`` as Arrow tables (:meth:`run_table` of each), scored a block of points a pass."""
+        return self._run_tables(queries, self.top_points(model, queries, points, depth))
+
+    def docno_column(self, docids: np.ndarray) -> pa.Array:
+        """The docnos of ``docids`` as an Arrow string array (``docnos_arrow.take``).
+
+        When every docno has the same length (most collections' ids), one numpy gather of
+        fixed-width rows and offsets made by arithmetic: half the cost of Arrow's take,
+        which reads each docno's offsets before its bytes (two cache misses a row).
+        """
+        if self._docno_rows is None or len(docids) * self._docno_rows.itemsize >= 2**31:
+            return self.docnos_arrow.take(pa.array(docids))
+        width = self._docno_rows.itemsize
+        offsets = np.arange(0, (len(docids) + 1) * width, width, dtype=np.int32)
+        return pa.StringArray.from_buffers(len(docids), pa.py_buffer(offsets),
+                                           pa.py_buffer(self._docno_rows[docids]))
+
+    def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
+        tables = []
+        for docids, ranked_scores, offsets in tops:
+            layout = queries._run_layout
+            if layout is None or layout[0] != offsets.tobytes():
+                counts = np.diff(offsets)
+                query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
+                ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
+                qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
+                layout = queries._run_layout = (offsets.tobytes(), qids.cast(pa.string()), pa.array(ranks))
+            tables.append(pa.Table.from_arrays(
+                [layout[1], self.docno_column(docids), layout[2], pa.array(ranked_scores)],
+                schema=RUN_SCHEMA,
+            ))
+        return tables
 
     def run(
         self,
@@ -581,7 +671,7 @@ def retrieve_grid(
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
     if as_arrow:
-        return [scorer.run_table(model, queries, point, depth) for point in checked]
+        return scorer.run_tables(model, queries, checked, depth)
     return [scorer.run(model, queries, point, depth) for point in checked]
 
 
