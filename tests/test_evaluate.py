@@ -203,3 +203,57 @@ def test_a_run_as_an_arrow_table_gives_the_values_of_ir_measures_on_the_frame(tm
             assert value == expected.get((qid, measure), 0.0), (qid, measure)
         # and the same frame as the pandas path, row for row
         pd.testing.assert_frame_equal(got, evaluator.evaluate(run))
+
+
+def deep_runs_over_few_judgements(seed):
+    """Runs of 300 documents a query against qrels judging a few (graded 0-2, some at 0) of 2,000:
+    each query's last judged document sits anywhere from the top to past the end of its ranking,
+    rows of a query arrive shuffled, ranks may skip (the evaluator cuts by rank, not by row)."""
+    rng = random.Random(seed)
+    docnos = [f"doc{d}" for d in range(2000)]
+    qids = [str(q) for q in range(1, 13)]
+    qrels = pd.DataFrame(
+        [(qid, docno, rng.choice([0, 1, 1, 2])) for qid in qids[:-1] for docno in rng.sample(docnos, rng.randint(1, 6))],
+        columns=["qid", "docno", "relevance"],
+    )
+    runs = []
+    for _ in range(4):
+        rows = []
+        for qid in qids:
+            judged = list(qrels.loc[qrels["qid"] == qid, "docno"])
+            ranking = rng.sample([d for d in docnos if d not in judged], 300)
+            for docno in rng.sample(judged, rng.randint(0, len(judged))):  # some judged documents, anywhere
+                ranking.insert(rng.randrange(0, 301), docno)
+            ranking = ranking[:300]
+            ranks = sorted(rng.sample(range(1, 400), len(ranking)))  # ascending, with gaps
+            rows += [(qid, docno, rank, 0.0) for docno, rank in zip(ranking, ranks)]
+        rng.shuffle(rows)
+        runs.append(run_frame(rows))
+    return qrels, runs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_values_of_deep_runs_are_ir_measures_values_on_the_whole_ranking(seed):
+    """Only each query's ranking up to its last judged document reaches ir-measures (RANK_ONLY_MEASURES):
+    every value equals ir-measures' own on the whole run, for the measures of the default config and
+    for cut-offs past the last judged document; NumRet (not rank-only) still sees every document."""
+    import ir_measures
+    import pyarrow as pa
+
+    qrels, runs = deep_runs_over_few_judgements(seed)
+    measures = ["AP", "P@1", "P@5", "P@10", "P@20", "P@30", "nDCG@10", "nDCG@1000", "Rprec", "R@1000", "R@50", "RR"]
+    reference_qrels = pd.DataFrame({"query_id": qrels["qid"], "doc_id": qrels["docno"], "relevance": qrels["relevance"]})
+    for names in (measures, ["NumRet", "AP"]):
+        evaluator = RunEvaluator(qrels, names)
+        for run in runs:
+            frame = pd.DataFrame({"query_id": run["qid"], "doc_id": run["docno"], "score": -run["rank"].astype(float)})
+            expected = {(m.query_id, str(m.measure)): m.value
+                        for m in ir_measures.iter_calc([ir_measures.parse_measure(name) for name in names],
+                                                       reference_qrels, frame)}
+            for got in (evaluator.evaluate(run), evaluator.evaluate(pa.Table.from_pandas(run, preserve_index=False))):
+                values = got.set_index(["qid", "measure"])["value"]
+                for (qid, measure), value in values.items():
+                    assert value == expected.get((qid, measure), 0.0), (seed, qid, measure)
+                assert set(expected) <= set(values.index)
+            if "NumRet" in names:  # every judged query that retrieved anything has its whole ranking counted
+                assert {value for (qid, measure), value in expected.items() if measure == "NumRet"} == {300}

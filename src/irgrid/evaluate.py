@@ -9,6 +9,15 @@ Two choices make the numbers mean what the run says:
   ir-measures) skips a query the run has no document for; such a query scores
   0 on every measure here, as ``trec_eval -c`` would, so a model that retrieves
   nothing for a query is not rewarded by its disappearing.
+
+Only the part of a query's ranking that can change a value reaches ir-measures
+(``RANK_ONLY_MEASURES``): a run of 7,017 queries at depth 1,000 is 7M documents,
+and building trec_eval's input for them, not the measures, was the time.
+
+The module imports neither pandas nor the retrieval code: ``irgrid evaluate``
+runs once per chunk of runs, hundreds of times in the default run, and those
+imports were most of a small chunk's time. pandas comes in where a function
+takes or returns a DataFrame.
 """
 
 from __future__ import annotations
@@ -16,16 +25,19 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import ir_measures
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import ConfigError, InputFormatError
 from .io import write_parquet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +46,15 @@ DEFAULT_MEASURES = ("AP", "P@10", "P@20", "nDCG@10", "Rprec", "R@1000")
 EVAL_SCHEMA = pa.schema(
     [pa.field("qid", pa.string()), pa.field("measure", pa.string()), pa.field("value", pa.float64())]
 )
+
+# Measures whose value for a query depends only on the judgements and on the ranks of the judged
+# documents it retrieves (trec_eval's map, P_k, ndcg_cut_k, Rprec, recall_k, recip_rank without
+# options: an unjudged document is non-relevant with gain 0 and counts only through the ranks of
+# the documents after it). For those, the documents a query ranks after its last judged one change
+# no value, so they are not handed over; a query that retrieves no judged document scores 0 on
+# each, which is the value it gets when it is left out. A measure with any option (rel=, judged_only,
+# gains) or of another kind (Judged@k, NumRet, bpref, ...) gets the whole ranking.
+RANK_ONLY_MEASURES = frozenset({"AP", "P", "nDCG", "Rprec", "R", "RR"})
 
 
 def parse_measures(names: Sequence[str]) -> list:
@@ -49,11 +70,59 @@ def parse_measures(names: Sequence[str]) -> list:
 
 def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     """Qrels Parquet (qid, docno, relevance) as written by irgrid.collections.write_qrels."""
-    table = pq.read_table(path)
+    return read_qrels_table(path).to_pandas()
+
+
+def read_qrels_table(path: str | os.PathLike) -> pa.Table:
+    """The qrels as an Arrow table, checked as :func:`read_qrels` does (what `irgrid evaluate` reads)."""
+    table = read_parquet_file(path)
     missing = {"qid", "docno", "relevance"} - set(table.column_names)
     if missing:
         raise InputFormatError(path, None, "qrels with columns qid, docno, relevance", f"columns {table.column_names}")
-    return table.to_pandas()
+    return table
+
+
+def read_topic_qids(path: str | os.PathLike) -> list[str]:
+    """The query ids of a topics file (qid, text; irgrid.collections.write_topics), as strings."""
+    table = read_parquet_file(path)
+    missing = {"qid", "text"} - set(table.column_names)
+    if missing:
+        raise InputFormatError(path, None, "a topics table with columns qid, text", f"columns {table.column_names}")
+    return [str(qid) for qid in table.column("qid").to_pylist()]
+
+
+# What the evaluation reads of a run (irgrid.retrieve.RUN_COLUMNS less the score, which it does not use).
+EVALUATED_RUN_COLUMNS = ["qid", "docno", "rank"]
+
+
+def read_run_for_evaluation(path: str | os.PathLike) -> pa.Table:
+    """A run's qid, docno and rank columns (Arrow), checked for them as irgrid.retrieve.read_run_table checks
+    the run: the evaluation neither reads the scores nor imports the retrieval code."""
+    with pq.ParquetFile(path) as file:
+        columns = file.schema_arrow.names
+        missing = set(EVALUATED_RUN_COLUMNS) - set(columns)
+        if missing:
+            raise InputFormatError(path, None, f"a run with columns {EVALUATED_RUN_COLUMNS}", f"columns {columns}")
+        return file.read(columns=EVALUATED_RUN_COLUMNS)
+
+
+def read_parquet_file(path: str | os.PathLike) -> pa.Table:
+    """One Parquet file, read without ``pq.read_table``'s dataset layer: its first use imports
+    pyarrow.dataset, 0.4 s of CPU in every job that reads a file (the same table)."""
+    with pq.ParquetFile(path) as file:
+        return file.read()
+
+
+def _qrels_columns(qrels: pd.DataFrame | pa.Table) -> tuple[list[str], list[str], list[int]]:
+    """The judgements as (qid, docno, relevance) lists of str, str, int, in file order."""
+    if isinstance(qrels, pa.Table):
+        qid, docno, relevance = (qrels.column(name) for name in ("qid", "docno", "relevance"))
+        if (pa.types.is_string(qid.type) and pa.types.is_string(docno.type) and pa.types.is_integer(relevance.type)
+                and not (qid.null_count or docno.null_count or relevance.null_count)):
+            return qid.to_pylist(), docno.to_pylist(), relevance.to_pylist()
+        qrels = qrels.to_pandas()
+    return (qrels["qid"].astype(str).tolist(), qrels["docno"].astype(str).tolist(),
+            [int(value) for value in qrels["relevance"].astype(int).tolist()])
 
 
 class RunEvaluator:
@@ -66,17 +135,21 @@ class RunEvaluator:
     The judged queries are those with qrels; with ``topic_qids`` (the query set that was run),
     only those of the query set: qrels often cover more topics than one query set holds, and
     scoring the others as 0 would deflate every mean.
+
+    A run lists a document at most once per query (the run contract; trec_eval refuses a run
+    that does not), so a query's ranking is its rows in rank order.
     """
 
     def __init__(
         self,
-        qrels: pd.DataFrame,
+        qrels: pd.DataFrame | pa.Table,
         measure_names: Sequence[str] = DEFAULT_MEASURES,
         topic_qids: Iterable[str] | None = None,
         qrels_source: str | os.PathLike = "qrels",
     ):
         self.measures = parse_measures(measure_names)
-        judged_all = set(qrels["qid"].astype(str))
+        qrel_qids, qrel_docnos, qrel_relevance = _qrels_columns(qrels)
+        judged_all = set(qrel_qids)
         if not judged_all:
             # an evaluation over no query has no mean: say which file is empty, not ir-measures' traceback
             raise InputFormatError(qrels_source, None, "at least one judgement (qid, docno, relevance)",
@@ -87,35 +160,66 @@ class RunEvaluator:
             if not judged_all:
                 raise InputFormatError(
                     qrels_source, None, "judgements for at least one query of the query set that was run",
-                    found=f"none: qrels ids look like {sorted(set(qrels['qid'].astype(str)))[:3]}, "
+                    found=f"none: qrels ids look like {sorted(set(qrel_qids))[:3]}, "
                           f"topic ids like {sorted(topic_qids)[:3] or 'nothing (no topics)'}"
                 )
-            outside = set(qrels["qid"].astype(str)) - topic_qids
+            outside = set(qrel_qids) - topic_qids
             if outside:
                 log.warning("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
                             len(outside), ", ".join(sorted(outside)[:5]))
         self.judged = sorted(judged_all)
-        qrels = qrels[qrels["qid"].astype(str).isin(judged_all)]
-        qrels_frame = pd.DataFrame(
-            {
-                "query_id": qrels["qid"].astype(str),
-                "doc_id": qrels["docno"].astype(str),
-                "relevance": qrels["relevance"].astype(int),
-            }
-        )
-        self._evaluator = ir_measures.evaluator(self.measures, qrels_frame)
+        # ir-measures' own input, {qid: {docno: relevance}}, in file order (a repeated pair keeps its
+        # last grade, as ir-measures' conversion of a frame does)
+        judgements: dict[str, dict[str, int]] = {}
+        for qid, docno, relevance in zip(qrel_qids, qrel_docnos, qrel_relevance):
+            if qid in judged_all:
+                judgements.setdefault(qid, {})[docno] = relevance
+        self._evaluator = ir_measures.evaluator(self.measures, judgements)
         self._judged_set = frozenset(self.judged)
         self._row_of_qid = {qid: row for row, qid in enumerate(self.judged)}
         self._measure_names = list(dict.fromkeys(str(measure) for measure in self.measures))  # a name once
         self._column_of_name = {name: column for column, name in enumerate(self._measure_names)}
+        # The judged (query, document) pairs as int64 keys (query row * documents + document), for
+        # finding each query's last judged document in a run without a Python string per row.
+        self._rank_only = all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
+                              for measure in self.measures)
+        self._judged_docnos = pa.array(sorted({docno for docs in judgements.values() for docno in docs}), pa.string())
+        document_of = {docno: i for i, docno in enumerate(self._judged_docnos.to_pylist())}
+        self._judged_keys = np.sort(np.fromiter(
+            (self._row_of_qid[qid] * len(document_of) + document_of[docno]
+             for qid, docs in judgements.items() for docno in docs),
+            dtype=np.int64,
+        ))
 
     def evaluate(self, run: pd.DataFrame | pa.Table) -> pd.DataFrame:
         """Per-query values (qid, measure, value) of one run for every judged query and measure.
 
-        ``run``: a DataFrame or an Arrow table (what :func:`irgrid.retrieve.read_run_table` reads:
-        no pandas conversion of its hundreds of thousands of strings) with qid, docno, rank.
+        ``run``: a DataFrame or an Arrow table (what :func:`read_run_for_evaluation` reads: no
+        pandas conversion of its hundreds of thousands of strings) with qid, docno, rank.
         """
+        import pandas as pd
+
+        return pd.DataFrame({
+            "qid": np.repeat(np.asarray(self.judged, dtype=object), len(self.measures)),
+            "measure": np.tile(np.asarray(self._measure_names, dtype=object), len(self.judged)),
+            "value": self._values(run),
+        })
+
+    def evaluate_table(self, run: pd.DataFrame | pa.Table) -> pa.Table:
+        """:meth:`evaluate` as an Arrow table of ``EVAL_SCHEMA`` (what `irgrid evaluate` writes, without pandas)."""
+        return pa.table({
+            "qid": pa.array(np.repeat(np.asarray(self.judged, dtype=object), len(self.measures)), pa.string()),
+            "measure": pa.array(np.tile(np.asarray(self._measure_names, dtype=object), len(self.judged)), pa.string()),
+            "value": pa.array(self._values(run), pa.float64()),
+        }, schema=EVAL_SCHEMA)
+
+    def _values(self, run: pd.DataFrame | pa.Table) -> np.ndarray:
+        """The values of every judged query and measure, 0 unless ir-measures gives one; row (q, m) at q * M + m."""
         codes, qid_names, docnos, ranks = _run_columns(run)
+        if self._rank_only and len(codes):
+            keep = self._rows_up_to_last_judged(codes, qid_names, docnos, ranks)
+            codes, ranks, docnos = codes[keep], ranks[keep], docnos.take(pa.array(keep))
+        docnos = docnos.to_pylist()
         # ir-measures' own input, {qid: {docno: score}}, built column-wise: handed a DataFrame it
         # builds the same dict a row at a time, ~10x slower than pytrec_eval's evaluation itself.
         # A run lists each query's rows together, so each query's dict is made from its slice in
@@ -137,7 +241,6 @@ class RunEvaluator:
                     scored[qid] = found
                 else:
                     known.update(found)
-        # every judged query and measure, 0 unless ir-measures gives a value; row (q, m) at q * M + m
         values = np.zeros(len(self.judged) * len(self.measures), dtype=np.float64)
         if scored:
             row_of_qid, column_of_name = self._row_of_qid, self._column_of_name
@@ -148,15 +251,28 @@ class RunEvaluator:
                 if column is None:
                     column = columns[id(metric.measure)] = column_of_name[str(metric.measure)]
                 values[row_of_qid[str(metric.query_id)] * width + column] = float(metric.value)
-        return pd.DataFrame({
-            "qid": np.repeat(np.asarray(self.judged, dtype=object), len(self.measures)),
-            "measure": np.tile(np.asarray(self._measure_names, dtype=object), len(self.judged)),
-            "value": values,
-        })
+        return values
+
+    def _rows_up_to_last_judged(self, codes: np.ndarray, qid_names: list[str], docnos: pa.Array,
+                                ranks: np.ndarray) -> np.ndarray:
+        """The rows (ascending) of each judged query ranked no lower than its lowest-ranked judged document.
+
+        Ranks, not row positions: ir-measures orders a query by score (here -rank), so a query's rows
+        up to rank r are the top of its ranking, ties included, whatever the row order.
+        """
+        query_row = np.array([self._row_of_qid.get(qid, -1) for qid in qid_names], dtype=np.int64)[codes]
+        # each row's document among the judged ones (-1: judged for no query), then its (query, document) key
+        document = pc.fill_null(pc.index_in(docnos, value_set=self._judged_docnos), -1).to_numpy().astype(np.int64)
+        candidate = np.flatnonzero((document >= 0) & (query_row >= 0))
+        keys = query_row[candidate] * len(self._judged_docnos) + document[candidate]
+        judged_rows = candidate[np.isin(keys, self._judged_keys)]
+        last_judged = np.full(len(qid_names), -np.inf)
+        np.maximum.at(last_judged, codes[judged_rows], ranks[judged_rows])
+        return np.flatnonzero(ranks <= last_judged[codes])
 
 
-def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
-    """A run's rows as (qid code per row, qid of each code, docno per row, rank per row as float64)."""
+def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], pa.Array, np.ndarray]:
+    """A run's rows as (qid code per row, qid of each code, docno per row (Arrow strings), rank per row as float64)."""
     if isinstance(run, pa.Table):
         qid, docno = run.column("qid"), run.column("docno")
         if pa.types.is_string(qid.type) and pa.types.is_string(docno.type) and not qid.null_count:
@@ -165,10 +281,12 @@ def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], l
                      else np.zeros(0, np.int64))
             names = encoded.dictionary.to_pylist() if encoded is not None else []
             ranks = run.column("rank").to_numpy().astype(np.float64)
-            return codes, names, docno.to_pylist(), ranks
+            return codes, names, docno.combine_chunks(), ranks
         run = run.to_pandas()
+    import pandas as pd
+
     codes, names = pd.factorize(run["qid"].astype(str).to_numpy())
-    return (codes.astype(np.int64), [str(name) for name in names], run["docno"].astype(str).tolist(),
+    return (codes.astype(np.int64), [str(name) for name in names], pa.array(run["docno"].astype(str).tolist(), pa.string()),
             run["rank"].to_numpy(dtype=np.float64))
 
 
@@ -182,12 +300,16 @@ def evaluate_run(
     return RunEvaluator(qrels, measure_names, topic_qids).evaluate(run)
 
 
-def write_evaluation(per_query: pd.DataFrame, path: str | os.PathLike) -> None:
-    write_parquet(pa.Table.from_pandas(per_query, schema=EVAL_SCHEMA, preserve_index=False), path)
+def write_evaluation(per_query: pd.DataFrame | pa.Table, path: str | os.PathLike) -> None:
+    """Per-query values (a DataFrame, or the Arrow table of RunEvaluator.evaluate_table) as Parquet, atomically."""
+    if isinstance(per_query, pa.Table):
+        write_parquet(per_query.select(EVAL_SCHEMA.names).cast(EVAL_SCHEMA), path)
+    else:
+        write_parquet(pa.Table.from_pandas(per_query, schema=EVAL_SCHEMA, preserve_index=False), path)
 
 
 def read_evaluation(path: str | os.PathLike) -> pd.DataFrame:
-    table = pq.read_table(path)
+    table = read_parquet_file(path)
     if not {"qid", "measure", "value"} <= set(table.column_names):
         raise InputFormatError(path, None, "per-query evaluations with columns qid, measure, value",
                                f"columns {table.column_names}")

@@ -12,6 +12,8 @@ rule violations:
         "results/axioms/{experiment}/{collection}.parquet",
     log:
         "logs/axioms/{experiment}/{collection}.log",
+    benchmark:
+        "results/benchmarks/axioms/{experiment}/{collection}.tsv"
     params:
         spec=experiment_selection_spec,
         cells=experiment_collection_cells,
@@ -37,6 +39,8 @@ rule violation_table:
         "results/figures/{experiment}/violations_vs_measure.png",
     log:
         "logs/tables/{experiment}/violations.log",
+    benchmark:
+        "results/benchmarks/tables/{experiment}/violations.tsv"
     params:
         spec=experiment_table_spec,
         cells=experiment_table_cells,

@@ -8,6 +8,8 @@ rule shard_documents:
         directory("results/{collection}/docs"),
     log:
         "logs/{collection}/docs.log",
+    benchmark:
+        "results/benchmarks/{collection}/docs.tsv"
     params:
         provenance=collection_provenance("docs"),
         source=collection_sources,
@@ -26,6 +28,8 @@ rule topics:
         queryset="[^/+]+",
     log:
         "logs/{collection}/topics/{queryset}.log",
+    benchmark:
+        "results/benchmarks/{collection}/topics/{queryset}.tsv"
     params:
         provenance=collection_provenance("topics"),
         source=collection_sources,
@@ -45,6 +49,8 @@ rule qrels:
         "results/{collection}/qrels.parquet",
     log:
         "logs/{collection}/qrels.log",
+    benchmark:
+        "results/benchmarks/{collection}/qrels.tsv"
     params:
         provenance=collection_provenance("qrels"),
         source=collection_sources,
@@ -65,6 +71,8 @@ rule parse_topics:
         queryset="[^/+]+",
     log:
         "logs/{collection}/topics/{queryset}+parser.log",
+    benchmark:
+        "results/benchmarks/{collection}/topics/{queryset}+parser.tsv"
     params:
         pipeline=config["parser"],
     conda:
@@ -85,6 +93,8 @@ rule phrase_topics:
         method="list|pmi|segmenter",
     log:
         "logs/{collection}/topics/{queryset}+{method}.log",
+    benchmark:
+        "results/benchmarks/{collection}/topics/{queryset}+{method}.tsv"
     params:
         options=phrase_options,
         extra=phrase_topics_arguments,
@@ -107,6 +117,8 @@ rule judged_topics:
         queryset="[^/+]+",
     log:
         "logs/{collection}/topics/{queryset}+judged.log",
+    benchmark:
+        "results/benchmarks/{collection}/topics/{queryset}+judged.tsv"
     conda:
         "../envs/irgrid.yaml"
     shell:
@@ -122,6 +134,8 @@ rule parse_sentences:
         directory("results/{collection}/parses"),
     log:
         "logs/{collection}/parses.log",
+    benchmark:
+        "results/benchmarks/{collection}/parses.tsv"
     params:
         provenance=collection_provenance("sentence_parses"),
         source=collection_sources,

@@ -37,6 +37,8 @@ rule evaluate:
         "results/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.parquet",
     log:
         "logs/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.log",
+    benchmark:
+        "results/benchmarks/{collection}/eval/{analyzer}/{queryset}/{model}/{params}.tsv"
     params:
         measures=json.dumps(IRGRID["measures"]),
     conda:

@@ -10,6 +10,8 @@ rule report:
         report("results/report.html", caption="../report/report.rst", category="report"),
     log:
         "logs/report.log",
+    benchmark:
+        "results/benchmarks/report.tsv"
     params:
         manifest=lambda wildcards: report_manifest_json(),
     conda:

@@ -75,6 +75,8 @@ rule retrieve:
         "results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.parquet",
     log:
         "logs/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.log",
+    benchmark:
+        "results/benchmarks/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.tsv"
     params:
         family=family_of_model,
         depth=config["retrieval"]["depth"],
@@ -94,6 +96,8 @@ rule trec_run:
         "results/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.trec",
     log:
         "logs/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.trec.log",
+    benchmark:
+        "results/benchmarks/{collection}/runs/{analyzer}/{queryset}/{model}/{params}.trec.tsv"
     conda:
         "../envs/irgrid.yaml"
     shell:
@@ -110,6 +114,8 @@ rule phrase_weights:
         "results/{collection}/phrases/{analyzer}/{queryset}/{model}.tsv",
     log:
         "logs/{collection}/phrases/{analyzer}/{queryset}/{model}.log",
+    benchmark:
+        "results/benchmarks/{collection}/phrases/{analyzer}/{queryset}/{model}.tsv"
     params:
         family=family_of_model,
         points=phrase_weight_points,

@@ -14,6 +14,8 @@ rule table:
         multiext("results/tables/{experiment}/{table}", ".md", ".tex", ".csv"),
     log:
         "logs/tables/{experiment}/{table}.log",
+    benchmark:
+        "results/benchmarks/tables/{experiment}/{table}.tsv"
     params:
         spec=experiment_table_spec,
         cells=experiment_table_cells,
@@ -37,6 +39,8 @@ rule figures:
         "results/figures/{experiment}/sensitivity.png",
     log:
         "logs/figures/{experiment}.log",
+    benchmark:
+        "results/benchmarks/figures/{experiment}.tsv"
     params:
         spec=experiment_table_spec,
         cells=experiment_table_cells,
@@ -58,6 +62,8 @@ rule parameter_figure:
         "results/figures/{experiment}/parameter-{parameter}.png",
     log:
         "logs/figures/{experiment}-parameter-{parameter}.log",
+    benchmark:
+        "results/benchmarks/figures/{experiment}-parameter-{parameter}.tsv"
     params:
         spec=experiment_table_spec,
         cells=experiment_table_cells,
@@ -87,6 +93,8 @@ rule findings:
         "results/figures/{experiment}/per_query.png",
     log:
         "logs/tables/{experiment}/findings.log",
+    benchmark:
+        "results/benchmarks/tables/{experiment}/findings.tsv"
     params:
         spec=experiment_table_spec,
         claims=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["claims"]),
