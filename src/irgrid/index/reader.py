@@ -184,6 +184,8 @@ class IndexReader:
         bucket_of_id = table.column("bucket").to_numpy()
         start_of_id = table.column("start").to_numpy()
         df_of_id = table.column("df").to_numpy()
+        cf_of_id = table.column("cf").to_numpy() if positions else None
+        positions_start = self._positions_start() if positions else None
         by_bucket: dict[int, list[tuple[str, int]]] = defaultdict(list)
         for term, i in zip(wanted, ids.tolist()):
             if i >= 0:
@@ -196,8 +198,6 @@ class IndexReader:
             np.cumsum(df_of_id[term_ids], out=ends[1:])
             values = None
             if positions:
-                cf_of_id = table.column("cf").to_numpy()
-                positions_start = self._positions_start()
                 (values,) = self._read_rows(bucket, "positions",
                                             [(int(positions_start[i]), int(cf_of_id[i])) for i in term_ids])
             yield [term for term, _ in found], ends, docids, tfs, values
