@@ -33,7 +33,6 @@ memory bandwidth, the page cache and disk) is the measured contention factor.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import heapq
 import json
 import os
@@ -336,15 +335,10 @@ def model(results: dict, num_docs: int) -> dict:
 
 
 def file_hashes(directory: Path) -> dict[str, str]:
-    hashes = {}
-    for path in sorted(directory.rglob("*")):
-        if path.is_file():
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 22), b""):
-                    digest.update(block)
-            hashes[str(path.relative_to(directory))] = digest.hexdigest()
-    return hashes
+    """sha256 of every file under ``directory``, by relative path (the parent's check of identical builds)."""
+    from irgrid.collections.sources import sha256_of
+
+    return {str(path.relative_to(directory)): sha256_of(path) for path in sorted(directory.rglob("*")) if path.is_file()}
 
 
 def main() -> None:
