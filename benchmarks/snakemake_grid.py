@@ -46,7 +46,8 @@ EXPERIMENT = "scale_cranfield"
 EXPERIMENT_FILE = f"config/experiments/{EXPERIMENT}.yaml"
 
 RETRIEVE_LOG = re.compile(
-    r"scored (\d+) queries x (\d+) points in ([\d.]+)s \(imports ([\d.]+)s, retrieval ([\d.]+)s, writing ([\d.]+)s\)"
+    r"scored (\d+) queries x (\d+) points (?:of \d+ families )?in ([\d.]+)s"
+    r" \(imports ([\d.]+)s, retrieval ([\d.]+)s, writing ([\d.]+)s\)"
 )
 EVALUATE_LOG = re.compile(r"evaluated (\d+) runs in ([\d.]+)s \(imports ([\d.]+)s, evaluation and writing ([\d.]+)s\)")
 

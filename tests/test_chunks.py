@@ -24,6 +24,7 @@ from irgrid.config import (
     HASH_BITS,
     WHOLE_GROUP,
     Chunk,
+    ChunkCell,
     all_cells,
     experiment_cells,
     load_config,
@@ -166,39 +167,63 @@ def test_every_cell_of_every_experiment_is_in_exactly_one_chunk():
 
 
 def test_cells_shared_by_experiments_are_grouped_once_over_their_union():
-    config = config_of(EXPERIMENTS, chunk_size=100)
-    groups = {(c.collection, c.analyzer, c.model): c for c in retrieval_chunks(config)}
-    # With room for everything, one chunk per (collection, analyzer, query set, model).
-    assert sorted(groups) == sorted([
-        ("adi", "porter", "bm25"), ("adi", "porter", "ql"), ("cacm", "porter", "bm25"), ("cacm", "porter", "ql"),
-        ("adi", "porter_smart", "bm25"),
-    ])
-    # adi/porter/bm25: the 60 wide points and narrow's one extra point (k1=7.5); its 3 others are shared.
-    adi_bm25 = groups[("adi", "porter", "bm25")]
-    assert len(adi_bm25.params) == 61
-    assert "k1~7.5_b~0.75" in adi_bm25.params and "k1~0.4_b~0.75" in adi_bm25.params
-    assert adi_bm25.family == "bm25" and adi_bm25.label == WHOLE_GROUP
-    assert len(groups[("adi", "porter_smart", "bm25")].params) == 4
+    config = config_of(EXPERIMENTS, chunk_size=200)
+    groups = {(c.collection, c.analyzer): c for c in retrieval_chunks(config)}
+    # With room for everything, one chunk per (collection, analyzer, query set), its models mixed.
+    assert sorted(groups) == sorted([("adi", "porter"), ("cacm", "porter"), ("adi", "porter_smart")])
+    # adi/porter: the 60 wide bm25 points, narrow's one extra point (k1=7.5; its 3 others are
+    # shared) and the 2 ql points.
+    adi = groups[("adi", "porter")]
+    assert adi.label == WHOLE_GROUP and not adi.uses_parses
+    assert len(adi.cells) == 63 and len(adi.params) == len(adi.families) == 63
+    assert ChunkCell("bm25", "bm25", "k1~7.5_b~0.75") in adi.cells and ChunkCell("bm25", "bm25", "k1~0.4_b~0.75") in adi.cells
+    assert {cell.model for cell in adi.cells if cell.family == "ql_dirichlet"} == {"ql"}
+    assert len(groups[("adi", "porter_smart")].cells) == 4
     assert len(all_cells(config)) == 61 + 2 + 60 + 2 + 4
 
 
-def test_chunk_paths_names_and_logs():
-    chunk = Chunk("adi", "porter", "text", "ql", "ql_dirichlet", "01", ("mu~1000", "mu~500"))
+def test_two_models_at_the_same_point_are_two_cells_of_a_chunk():
+    models = {"ql": {"family": "ql_dirichlet", "grid": {"mu": [500, 1000]}},
+              "ql_again": {"family": "ql_dirichlet", "grid": {"mu": [500]}}}
+    (chunk,) = retrieval_chunks(config_of({"e": experiment(["adi"], "porter", models)}))
     assert chunk.run_paths == ["results/adi/runs/porter/text/ql/mu~1000.parquet",
-                               "results/adi/runs/porter/text/ql/mu~500.parquet"]
-    assert chunk.eval_paths == ["results/adi/eval/porter/text/ql/mu~1000.parquet",
-                                "results/adi/eval/porter/text/ql/mu~500.parquet"]
-    assert chunk.log_path("runs") == "logs/adi/runs/porter/text/ql/chunk-01.log"
-    assert chunk.rule_name("retrieve") == "retrieve.adi.porter.text.ql.01"
-    odd = Chunk("my coll/x", "porter", "title desc", "ql", "ql_dirichlet", WHOLE_GROUP, ("mu~1",))
-    assert odd.rule_name("evaluate") == "evaluate.my-coll-x.porter.title-desc.ql.all"
+                               "results/adi/runs/porter/text/ql/mu~500.parquet",
+                               "results/adi/runs/porter/text/ql_again/mu~500.parquet"]
+
+
+def test_models_scoring_parse_trees_get_chunks_of_their_own():
+    # mrf_sentence reads the collection's sentence parses: its chunk alone depends on them.
+    models = {"ql": {"family": "ql_dirichlet", "grid": {"mu": [500]}},
+              "mrf": {"family": "mrf_sentence", "grid": {}}}
+    chunks = retrieval_chunks(config_of({"e": experiment(["adi"], "porter", models)}))
+    by_parses = {chunk.uses_parses: chunk for chunk in chunks}
+    assert sorted(by_parses) == [False, True]
+    assert by_parses[True].families == ["mrf_sentence"] and by_parses[False].families == ["ql_dirichlet"]
+    assert by_parses[True].rule_name("retrieve") == "retrieve.adi.porter.text.parses-all"
+    assert by_parses[False].rule_name("retrieve") == "retrieve.adi.porter.text.all"
+
+
+def test_chunk_paths_names_and_logs():
+    cells = (ChunkCell("bm25", "bm25", "k1~0.9_b~0.4"), ChunkCell("ql", "ql_dirichlet", "mu~1000"))
+    chunk = Chunk("adi", "porter", "text", "01", cells)
+    assert chunk.run_paths == ["results/adi/runs/porter/text/bm25/k1~0.9_b~0.4.parquet",
+                               "results/adi/runs/porter/text/ql/mu~1000.parquet"]
+    assert chunk.eval_paths == ["results/adi/eval/porter/text/bm25/k1~0.9_b~0.4.parquet",
+                                "results/adi/eval/porter/text/ql/mu~1000.parquet"]
+    assert chunk.families == ["bm25", "ql_dirichlet"] and chunk.params == ["k1~0.9_b~0.4", "mu~1000"]
+    assert chunk.log_path("runs") == "logs/adi/runs/porter/text/chunk-01.log"
+    assert chunk.rule_name("retrieve") == "retrieve.adi.porter.text.01"
+    odd = Chunk("my coll/x", "porter", "title desc", WHOLE_GROUP, cells[1:])
+    assert odd.rule_name("evaluate") == "evaluate.my-coll-x.porter.title-desc.all"
 
 
 def test_two_groups_with_the_same_job_name_are_refused():
-    # "bm25.x" and "bm25-x" both become "bm25-x" in a job name.
-    models = {"bm25.x": {"family": "bm25", "grid": {"k1": [0.9]}}, "bm25-x": {"family": "bm25", "grid": {"k1": [1.2]}}}
-    config = config_of({"e": experiment(["adi"], "porter", models)})
-    with pytest.raises(ConfigError, match="bm25.x.*bm25-x|bm25-x.*bm25.x"):
+    # Analyzers "porter.x" and "porter-x" both become "porter-x" in a job name.
+    config = config_of({"e": experiment(["adi"], "porter", {"ql": QL})})
+    config["analyzers"]["porter.x"] = config["analyzers"]["porter-x"] = dict(ANALYZER)
+    config["_experiments"]["e2"] = {**config["_experiments"]["e"], "analyzer": "porter.x"}
+    config["_experiments"]["e3"] = {**config["_experiments"]["e"], "analyzer": "porter-x"}
+    with pytest.raises(ConfigError, match=r"porter\.x.*porter-x|porter-x.*porter\.x"):
         retrieval_chunks(config)
 
 

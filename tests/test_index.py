@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import irgrid.index.build as build_mod
 import irgrid.index.reader as reader_mod
 import irgrid.index.tasks as tasks_mod
 from irgrid.analysis import Analyzer
@@ -235,8 +236,20 @@ def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
     monkeypatch.setattr(tasks_mod, "TOKENS_PER_BUCKET", 3)
     assert file_hashes(build(DOCS, tmp_path, "runs", num_shards=2)) == ref
     monkeypatch.undo()
-    # default: a local pool of processes
-    assert file_hashes(build(DOCS, tmp_path, "procs", num_shards=3, scheduler=None, num_workers=2, progress=True)) == ref
+    # a local pool of processes, and the default for these small shards (threads)
+    assert file_hashes(build(DOCS, tmp_path, "procs", num_shards=3, scheduler="processes", num_workers=2,
+                             progress=True)) == ref
+    assert file_hashes(build(DOCS, tmp_path, "default", num_shards=3, scheduler=None, num_workers=2, progress=True)) == ref
+
+
+def test_a_build_without_a_scheduler_uses_threads_for_small_shards_and_processes_for_large(tmp_path, monkeypatch):
+    shards = [(tmp_path / f"part-{i}.parquet", 10) for i in range(2)]
+    for path, _ in shards:
+        path.write_bytes(b"x" * 1000)
+    monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2001)
+    assert build_mod.default_local_scheduler(shards) == "threads"
+    monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2000)  # 2,000 bytes in all: not below
+    assert build_mod.default_local_scheduler(shards) == "processes"
 
 
 def test_distributed_cluster_gives_same_bytes(tmp_path):

@@ -143,8 +143,8 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     assert len(cells) == 6 * (32 + 9)
     assert len({cell["digest"] for cell in cells}) == len(cells)
     adi = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "ql_dirichlet")
-    assert adi["retrieve_benchmark"] == "results/benchmarks/adi/runs/porter/text/ql_dirichlet/chunk-all.tsv"
-    assert adi["evaluate_benchmark"] == "results/benchmarks/adi/eval/porter/text/ql_dirichlet/chunk-all.tsv"
+    assert adi["retrieve_benchmark"] == "results/benchmarks/adi/runs/porter/text/chunk-all.tsv"
+    assert adi["evaluate_benchmark"] == "results/benchmarks/adi/eval/porter/text/chunk-all.tsv"
     inputs = manifest_inputs(manifest)
     for path in ("results/tables/baselines/table.csv", "results/tables/baselines/findings.csv",
                  "results/figures/baselines/per_query.svg", "results/adi/index/porter",

@@ -222,8 +222,8 @@ SMALL_EXPERIMENT = {
     "select_by": "AP",
     "table_measures": ["AP"],
 }
-RETRIEVE = {queryset: f"retrieve.tiny.porter.{queryset}.bm25.all" for queryset in ("title", "desc")}
-EVALUATE = {queryset: f"evaluate.tiny.porter.{queryset}.bm25.all" for queryset in ("title", "desc")}
+RETRIEVE = {queryset: f"retrieve.tiny.porter.{queryset}.all" for queryset in ("title", "desc")}
+EVALUATE = {queryset: f"evaluate.tiny.porter.{queryset}.all" for queryset in ("title", "desc")}
 # what follows any changed evaluation: the table, the findings checked on it, the report
 ENDS = {"table": 1, "findings": 1, "report": 1, "all": 1}
 

@@ -74,10 +74,11 @@ BM25_POINTS = ["k1~0.9_b~0.75", "k1~1.2_b~0.75"]
 QL_POINTS = ["mu~500", "mu~1000"]
 CELLS = [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS]
 FIRST_RUN = f"results/adi/runs/porter/text/bm25/{BM25_POINTS[0]}.parquet"  # target of the partial run
-# Each model's two points fit in one chunk (chunk_size defaults to 50), labelled "all"; its jobs
-# are named step.collection.analyzer.queryset.model.label (irgrid.config.Chunk.rule_name).
-RETRIEVE_BM25, RETRIEVE_QL = "retrieve.adi.porter.text.bm25.all", "retrieve.adi.porter.text.ql_dirichlet.all"
-EVALUATE_BM25, EVALUATE_QL = "evaluate.adi.porter.text.bm25.all", "evaluate.adi.porter.text.ql_dirichlet.all"
+# The four cells (two models, two points each) fit in one chunk (chunk_size defaults to 50), labelled
+# "all"; its jobs are named step.collection.analyzer.queryset.label (irgrid.config.Chunk.rule_name).
+RETRIEVE, EVALUATE = "retrieve.adi.porter.text.all", "evaluate.adi.porter.text.all"
+ALL_RUNS = sorted(f"results/adi/runs/porter/text/{model}/{params}.parquet" for model, params in
+                  [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS])
 
 
 def small_config(mirror: Path | None) -> dict:
@@ -227,13 +228,11 @@ def shared(test):
 def test_partial_run_then_full_run_does_not_redo_finished_jobs(workflow):
     """The partial run did only what one run file needs (its chunk); the full run added the rest, nothing twice."""
     assert job_stats(workflow.partial.stdout) == {
-        "shard_documents": 1, "topics": 1, "build_index": 1, RETRIEVE_BM25: 1,
+        "shard_documents": 1, "topics": 1, "build_index": 1, RETRIEVE: 1,
     }
-    assert job_outputs(workflow.partial.stdout)[RETRIEVE_BM25] == [
-        f"results/adi/runs/porter/text/bm25/{params}.parquet" for params in BM25_POINTS
-    ]
+    assert sorted(job_outputs(workflow.partial.stdout)[RETRIEVE]) == ALL_RUNS
     assert job_stats(workflow.full.stdout) == {
-        "qrels": 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1,
+        "qrels": 1, EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1,
     }
     rerun = [path for paths in job_outputs(workflow.full.stdout).values() for path in paths]
     assert FIRST_RUN not in rerun
@@ -272,8 +271,7 @@ def test_one_log_per_job_mirroring_its_output(workflow):
         "results/adi/topics/text.parquet",
         "results/adi/qrels.parquet",
         "results/adi/index/porter",
-        *(f"results/adi/{kind}/porter/text/{model}/chunk-all"
-          for kind in ("runs", "eval") for model in ("bm25", "ql_dirichlet")),
+        *(f"results/adi/{kind}/porter/text/chunk-all" for kind in ("runs", "eval")),
         f"results/tables/{EXPERIMENT}/table",  # the multiext table.{md,tex,html,csv}
         f"results/tables/{EXPERIMENT}/findings",  # findings.*, per_query.* and its figure
         "results/report.html",
@@ -285,10 +283,10 @@ def test_one_log_per_job_mirroring_its_output(workflow):
     logs = workflow.workdir / "logs"
     found = {str(path.relative_to(workflow.workdir)) for path in logs.rglob("*") if path.is_file()}
     assert found == expected
-    retrieve_log = (logs / "adi/runs/porter/text/ql_dirichlet/chunk-all.log").read_text(encoding="utf-8")
-    assert "scored 35 queries x 2 points" in retrieve_log, retrieve_log
-    evaluate_log = (logs / "adi/eval/porter/text/ql_dirichlet/chunk-all.log").read_text(encoding="utf-8")
-    assert "evaluated 2 runs" in evaluate_log, evaluate_log
+    retrieve_log = (logs / "adi/runs/porter/text/chunk-all.log").read_text(encoding="utf-8")
+    assert "scored 35 queries x 4 points of 2 families" in retrieve_log, retrieve_log
+    evaluate_log = (logs / "adi/eval/porter/text/chunk-all.log").read_text(encoding="utf-8")
+    assert "evaluated 4 runs" in evaluate_log, evaluate_log
 
 
 @shared
@@ -334,15 +332,22 @@ class edited:
 
 @shared
 def test_changing_one_grid_value_reruns_only_its_chunk(workflow):
-    """mu 1000 -> 1500: the QL chunk (now mu 500 and 1500) reruns, retrieval and evaluation; BM25's does not."""
+    """mu 1000 -> 1500: the chunk holding the point reruns, retrieval and evaluation, and nothing upstream.
+
+    Here that chunk is all four cells (one chunk fits them), so BM25's two reruns too: a chunk reruns
+    whole, and chunks mix models (irgrid.config.Chunk). Which cells, with several chunks, is
+    test_adding_a_point_reruns_only_the_chunk_it_falls_into's subject.
+    """
     experiment = workflow.workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml"
     with edited(experiment, "- 1000\n", "- 1500\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {RETRIEVE_QL: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {RETRIEVE: 1, EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
     outputs = job_outputs(result.stdout)
-    assert sorted(outputs[RETRIEVE_QL]) == [f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
-    assert sorted(outputs[EVALUATE_QL]) == [f"results/adi/eval/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
+    changed = [f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
+    unchanged_bm25 = [f"results/adi/runs/porter/text/bm25/{params}.parquet" for params in BM25_POINTS]
+    assert sorted(outputs[RETRIEVE]) == sorted(changed + unchanged_bm25)
+    assert sorted(outputs[EVALUATE]) == sorted(path.replace("/runs/", "/eval/") for path in changed + unchanged_bm25)
 
 
 @shared
@@ -364,7 +369,7 @@ def test_changing_the_measures_reruns_evaluations_not_retrieval(workflow):
     with edited(config, "- P@10\n", "- P@10\n- P@5\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {EVALUATE_BM25: 1, EVALUATE_QL: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
 
 
 @shared
@@ -374,7 +379,7 @@ def test_changing_the_analyzer_rebuilds_the_index_but_not_the_shards(workflow):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
     assert job_stats(result.stdout) == {
-        "build_index": 1, RETRIEVE_BM25: 1, RETRIEVE_QL: 1, EVALUATE_BM25: 1, EVALUATE_QL: 1,
+        "build_index": 1, RETRIEVE: 1, EVALUATE: 1,
         "table": 1, "findings": 1, "report": 1, "all": 1,
     }
 
@@ -439,7 +444,7 @@ def test_a_grid_larger_than_chunk_size_runs_as_several_chunk_jobs(chunked_workfl
     outputs = job_outputs(chunked_workflow.full.stdout)
     assert all(1 <= len(outputs[name]) <= CHUNK_SIZE for name in retrieve)
     assert sorted(chunk_runs(outputs)) == sorted(f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in MUS)
-    logs = chunked_workflow.workdir / "logs" / "adi" / "runs" / "porter" / "text" / "ql_dirichlet"
+    logs = chunked_workflow.workdir / "logs" / "adi" / "runs" / "porter" / "text"
     assert len(list(logs.glob("chunk-*.log"))) == len(retrieve)
 
 
@@ -465,11 +470,12 @@ def test_adding_a_point_reruns_only_the_chunk_it_falls_into(chunked_workflow):
     assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
     assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "findings": 1, "report": 1, "all": 1}
     # Exactly the chunks that irgrid.config.split_by_hash changes, nothing else.
-    before = split_by_hash([f"mu~{mu}" for mu in MUS], CHUNK_SIZE)
-    after = split_by_hash([f"mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE)
-    changed = [(label, points) for label, points in after if (label, points) not in before]
-    assert set(retrieve) == {f"retrieve.adi.porter.text.ql_dirichlet.{label}" for label, _ in changed}
-    assert rerun == {f"results/adi/runs/porter/text/ql_dirichlet/{p}.parquet" for _, points in changed for p in points}
+    # A chunk's cells are split by the hash of model/point (the chunk's ChunkCell.key).
+    before = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in MUS], CHUNK_SIZE)
+    after = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE)
+    changed = [(label, keys) for label, keys in after if (label, keys) not in before]
+    assert set(retrieve) == {f"retrieve.adi.porter.text.{label}" for label, _ in changed}
+    assert rerun == {f"results/adi/runs/porter/text/{key}.parquet" for _, keys in changed for key in keys}
 
 
 @shared

@@ -413,32 +413,58 @@ def split_by_hash(params: Iterable[str], chunk_size: int) -> list[tuple[str, tup
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """Up to ``retrieval.chunk_size`` points of one model on one collection, analyzer and query set.
+class ChunkCell:
+    """One cell of a chunk: a model (its family) at one encoded point."""
 
-    One job retrieves them all (one postings read, one process) and one job evaluates them; the
-    cells' files stay where ``Cell`` puts them.
+    model: str
+    family: str
+    params: str
+
+    @property
+    def key(self) -> str:
+        """What the chunk's hash split sees: model and point (two models may share a point)."""
+        return f"{self.model}/{self.params}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Up to ``retrieval.chunk_size`` cells of one collection, analyzer and query set, any models.
+
+    One job retrieves them all (one process, one index open, one topics read; the cells of one
+    family in one pass) and one job evaluates them (one qrels load); the cells' files stay where
+    ``Cell`` puts them. Models share chunks because a job's fixed cost (Python, imports, the
+    index, Snakemake's own work per job) is most of the cost of a small model's grid: the default
+    run has 21 models on one query set, many with a handful of points. ``uses_parses``: the
+    chunk's models score parse-tree features and its job reads the collection's sentence parses;
+    such models get chunks of their own, so that new parses rerun only them.
     """
 
     collection: str
     analyzer: str
     queryset: str
-    model: str
-    family: str
-    label: str  # the hash prefix shared by its points (split_by_hash)
-    params: tuple[str, ...]  # encoded points, sorted
+    label: str  # the hash prefix shared by its cells (split_by_hash), "parses-" first when uses_parses
+    cells: tuple[ChunkCell, ...]  # sorted by key (model/point)
+    uses_parses: bool = False
+
+    @property
+    def families(self) -> list[str]:
+        return [cell.family for cell in self.cells]
+
+    @property
+    def params(self) -> list[str]:
+        return [cell.params for cell in self.cells]
 
     @property
     def run_paths(self) -> list[str]:
-        return [cell_path("runs", self.collection, self.analyzer, self.queryset, self.model, p) for p in self.params]
+        return [cell_path("runs", self.collection, self.analyzer, self.queryset, c.model, c.params) for c in self.cells]
 
     @property
     def eval_paths(self) -> list[str]:
-        return [cell_path("eval", self.collection, self.analyzer, self.queryset, self.model, p) for p in self.params]
+        return [cell_path("eval", self.collection, self.analyzer, self.queryset, c.model, c.params) for c in self.cells]
 
     def log_path(self, kind: str) -> str:
-        """One log per chunk job (kind 'runs' or 'eval'), beside the per-cell logs of the same directory."""
-        return f"logs/{self.collection}/{kind}/{self.analyzer}/{self.queryset}/{self.model}/chunk-{self.label}.log"
+        """One log per chunk job (kind 'runs' or 'eval'), beside the models' directories of its query set."""
+        return f"logs/{self.collection}/{kind}/{self.analyzer}/{self.queryset}/chunk-{self.label}.log"
 
     def rule_name(self, step: str) -> str:
         """Snakemake rule name of this chunk's ``step`` ('retrieve' or 'evaluate') job.
@@ -446,7 +472,7 @@ class Chunk:
         Dots between the parts; anything but letters, digits, ``_~+-`` becomes ``-``: the name
         reaches file names (cluster job scripts refuse a ``/``) and command lines (--forcerun).
         """
-        parts = [step, self.collection, self.analyzer, self.queryset, self.model, self.label]
+        parts = [step, self.collection, self.analyzer, self.queryset, self.label]
         return ".".join(re.sub(r"[^\w~+-]", "-", part, flags=re.ASCII) for part in parts)
 
 
@@ -463,27 +489,30 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
     """The jobs of the run: every cell of every experiment in exactly one chunk.
 
     Chunks are computed over the union of the experiments' cells, so a cell two experiments
-    share is produced by one job. Order: first appearance in the config, then hash prefix.
+    share is produced by one job. The cells of a collection, analyzer and query set are split
+    by the hash of model and point (split_by_hash): a new or removed point changes the one chunk
+    it falls into. Order: first appearance in the config, then hash prefix.
     """
     chunk_size = config["retrieval"]["chunk_size"]
-    groups: dict[tuple[str, str, str, str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str, bool], dict[str, ChunkCell]] = {}
     for cell in all_cells(config):
-        key = (cell.collection, cell.analyzer, cell.queryset, cell.model, cell.family)
-        groups.setdefault(key, []).append(cell.params)
-    chunks = [
-        Chunk(*key, label, points)
-        for key, params in groups.items()
-        for label, points in split_by_hash(params, chunk_size)
-    ]
+        key = (cell.collection, cell.analyzer, cell.queryset, get_model(cell.family).uses_parses)
+        member = ChunkCell(cell.model, cell.family, cell.params)
+        groups.setdefault(key, {})[member.key] = member
+    chunks = []
+    for (collection, analyzer, queryset, uses_parses), members in groups.items():
+        for label, keys in split_by_hash(members, chunk_size):
+            label = f"parses-{label}" if uses_parses else label
+            chunks.append(Chunk(collection, analyzer, queryset, label, tuple(members[k] for k in keys), uses_parses))
     named: dict[str, Chunk] = {}
     for chunk in chunks:
         other = named.setdefault(chunk.rule_name("retrieve"), chunk)
         if other is not chunk:
             raise ConfigError(
                 f"two chunks get the job name {chunk.rule_name('retrieve')!r} "
-                f"({other.collection}/{other.analyzer}/{other.queryset}/{other.model} and "
-                f"{chunk.collection}/{chunk.analyzer}/{chunk.queryset}/{chunk.model}): "
-                "rename a collection, analyzer, query set or model so they differ in letters or digits"
+                f"({other.collection}/{other.analyzer}/{other.queryset} and "
+                f"{chunk.collection}/{chunk.analyzer}/{chunk.queryset}): "
+                "rename a collection, analyzer or query set so they differ in letters or digits"
             )
     return chunks
 

@@ -13,9 +13,15 @@ from irgrid.config import experiment_analyzers, experiment_cells, load_config, m
 from irgrid.config import select_subset
 from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
+from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
 from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
 
+
+# Snakemake's scheduler would start one more re-evaluation timer at each pass, a crowd that grows
+# with the finished jobs and re-selects jobs ever more often: one pending timer does the same work
+# (irgrid.jobs.scheduler_timers; the Snakemake process's CPU on a 115-job subset halves).
+coalesce_reevaluation_timers()
 
 # The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
 # key with the closest known one, instead of the whole schema; schema defaults filled into `config`.

@@ -1,17 +1,18 @@
 # Runs: the grid cells of every experiment, retrieved chunk by chunk.
 #
-# One rule per chunk (irgrid.config.retrieval_chunks): up to retrieval.chunk_size points of one
-# model on one collection, analyzer and query set, scored in one process from one postings read.
-# Its outputs are the cells' own run files, listed explicitly, and its points are a param, so a
-# chunk reruns when one of its files is missing or its points change, and no other chunk does.
+# One rule per chunk (irgrid.config.retrieval_chunks): up to retrieval.chunk_size cells of any
+# models on one collection, analyzer and query set, scored in one process (one postings read per
+# family). Its outputs are the cells' own run files, listed explicitly, and its models' families
+# and points are params, so a chunk reruns when one of its files is missing or its cells change,
+# and no other chunk does.
 
 
-# A chunk of a parse-tree model (mrf_sentence) also reads the collection's sentence parses. It is a
+# A chunk of parse-tree models (mrf_sentence) also reads the collection's sentence parses. It is a
 # rule of its own form rather than an option of every command: a rule's command is looked up when
 # its job runs (not per loop iteration), and a changed command would rerun every other chunk.
 for chunk in RETRIEVAL_CHUNKS:
 
-    if not parses_path(chunk.collection, chunk.family):
+    if not chunk.uses_parses:
 
         rule:
             name:
@@ -26,15 +27,15 @@ for chunk in RETRIEVAL_CHUNKS:
             benchmark:
                 chunk_benchmark(chunk, "runs")
             params:
-                family=chunk.family,
-                points=list(chunk.params),
+                families=chunk.families,
+                points=chunk.params,
                 depth=config["retrieval"]["depth"],
             threads: 1  # more with --set-threads: the fused kernels split the query set across threads
             conda:
                 "../envs/irgrid.yaml"
             shell:
                 "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
-                " --family {params.family} --params {params.points:q} --depth {params.depth}"
+                " --family {params.families:q} --params {params.points:q} --depth {params.depth}"
                 " --threads {threads} --out {output:q} 2> {log:q}"
 
     else:
@@ -45,7 +46,7 @@ for chunk in RETRIEVAL_CHUNKS:
             input:
                 index=f"results/{chunk.collection}/index/{chunk.analyzer}",
                 topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
-                parses=parses_path(chunk.collection, chunk.family),
+                parses=parses_path(chunk.collection, chunk.families[0]),
             output:
                 chunk.run_paths,
             log:
@@ -53,15 +54,15 @@ for chunk in RETRIEVAL_CHUNKS:
             benchmark:
                 chunk_benchmark(chunk, "runs")
             params:
-                family=chunk.family,
-                points=list(chunk.params),
+                families=chunk.families,
+                points=chunk.params,
                 depth=config["retrieval"]["depth"],
             threads: 1
             conda:
                 "../envs/irgrid.yaml"
             shell:
                 "irgrid retrieve --index {input.index:q} --topics {input.topics:q} --parses {input.parses:q}"
-                " --family {params.family} --params {params.points:q} --depth {params.depth}"
+                " --family {params.families:q} --params {params.points:q} --depth {params.depth}"
                 " --threads {threads} --out {output:q} 2> {log:q}"
 
 

@@ -4,4 +4,5 @@
   scheduler, or a dask-jobqueue cluster the job starts) and what the job reserves for it.
 - :mod:`.dask_cluster`: the dask-jobqueue cluster a ``build_index`` job starts and closes.
 - :mod:`.failures`: the one-line summary of a failed run's first failed job.
+- :mod:`.scheduler_timers`: one pending re-evaluation timer in Snakemake's scheduler loop.
 """

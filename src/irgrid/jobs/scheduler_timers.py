@@ -1,0 +1,79 @@
+"""One pending re-evaluation timer in Snakemake's job scheduler instead of an ever-growing crowd.
+
+Snakemake's scheduler loop (``snakemake.scheduling.job_scheduler.JobScheduler.schedule``, 9.x)
+wakes whenever its semaphore ``_open_jobs`` is released: by a finished job, or by a
+``threading.Timer`` that ``_schedule_reevalutation(delay)`` starts. With the job rate limiter
+that is on by default (``--max-jobs-per-timespan 100/1s``), every pass of the loop that finds
+ready jobs starts one more timer, including the passes that those timers' own releases cause. So
+every finished job adds a timer chain that fires once a second for as long as jobs are waiting,
+and each firing re-selects jobs: it re-evaluates the params of every ready job and stats all their
+inputs. The work grows with the square of the job count. Measured on the default run (794 jobs,
+2 cores): the Snakemake process itself used 412 CPU s (271 user, 141 system) of the run's 21 min,
+a sixth of the machine; on a 115-job subset the patch below halves its CPU (16.4 -> 8.8 s).
+
+:func:`coalesce_reevaluation_timers` makes ``_schedule_reevalutation`` start a timer only when
+none is pending that fires as early or earlier. Nothing is lost: a re-evaluation asked for at
+``now + delay`` is served by any pass of the loop at or before that time, the pending timer
+gives one, and the loop asks again if it still needs to. Finished jobs release the semaphore
+themselves, untouched. The Snakefile applies it; a Snakemake without the method (another
+version's scheduler) is left alone, and the workflow then runs as before, only slower.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+PATCHED_FLAG = "_irgrid_coalesced_timers"
+
+
+def coalesce(schedule_reevaluation):
+    """The replacement for ``JobScheduler._schedule_reevalutation`` (``schedule_reevaluation``: the original)."""
+
+    def one_pending_timer(self, delay) -> None:
+        with _lock_of(self):
+            due = time.monotonic() + delay
+            pending = getattr(self, "_irgrid_timer_due", None)
+            if pending is not None and pending <= due:
+                return  # the pending timer serves this request too
+            self._irgrid_timer_due = due
+
+        def fire() -> None:
+            with _lock_of(self):
+                if getattr(self, "_irgrid_timer_due", None) == due:
+                    self._irgrid_timer_due = None
+            self._open_jobs.release()
+
+        threading.Timer(delay, fire).start()
+
+    one_pending_timer.__doc__ = schedule_reevaluation.__doc__
+    setattr(one_pending_timer, PATCHED_FLAG, True)
+    return one_pending_timer
+
+
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_of(scheduler) -> threading.Lock:
+    # A lock of our own: the scheduler's _lock is held by its loop while it calls us.
+    with _LOCKS_GUARD:
+        lock = getattr(scheduler, "_irgrid_timer_lock", None)
+        if lock is None:
+            lock = threading.Lock()
+            scheduler._irgrid_timer_lock = lock
+        return lock
+
+
+def coalesce_reevaluation_timers(scheduler_class=None) -> bool:
+    """Patch Snakemake's ``JobScheduler`` (or ``scheduler_class``); True when it is patched now or was before."""
+    if scheduler_class is None:
+        try:
+            from snakemake.scheduling.job_scheduler import JobScheduler as scheduler_class
+        except ImportError:  # another Snakemake layout: leave it be
+            return False
+    original = getattr(scheduler_class, "_schedule_reevalutation", None)
+    if original is None:
+        return False
+    if not getattr(original, PATCHED_FLAG, False):
+        scheduler_class._schedule_reevalutation = coalesce(original)
+    return True
