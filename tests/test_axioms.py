@@ -25,6 +25,7 @@ from irgrid.analysis import Analyzer
 from irgrid.axioms import (
     CONSTRAINTS,
     analyse_run,
+    analyse_runs,
     batch_count_violations,
     batch_prefix_scores,
     count_violations,
@@ -209,7 +210,9 @@ def test_layout_of_prefixes():
 def scored_documents(draw):
     """Documents with arbitrary prefix scores from a small set of values (ties are frequent)."""
     docs = draw(st.lists(st.lists(st.sampled_from(list("qpxyz")), max_size=25), min_size=1, max_size=5))
-    values = st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 3.0])
+    # the non-finite values check that a NaN difference counts as a violation and that they
+    # stay out of the tolerance's scale
+    values = st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 3.0, math.inf, -math.inf, math.nan])
     scores = [draw(st.lists(values, min_size=len(doc), max_size=len(doc))) for doc in docs]
     return docs, scores
 
@@ -471,6 +474,31 @@ def test_full_prefix_equals_the_scorer_score(index, family, point):
     for doc, score in zip(docs, scores):
         got = prefix_scores(model, point, prepared.terms, doc, scorer.stats)
         assert got[-1] == pytest.approx(score, rel=1e-13, abs=1e-13)
+
+
+@pytest.mark.parametrize("batch_docs", [1, 3, 20_000])
+def test_several_runs_at_once_count_each_document_as_alone(index, monkeypatch, batch_docs):
+    """analyse_runs lays out the documents of all runs of a query together (and reads the forward
+    index FORWARD_BATCH_DOCS documents at a time): each row still gets its own document's counts."""
+    from irgrid.axioms import counting
+    from irgrid.retrieve import analyse_queries, retrieve_grid
+
+    bm25 = retrieve_grid(index, TOPICS, "bm25", [{}])[0]
+    # two runs sharing no document of a query, in rank order (not docid order), and one without query 1
+    odd, even = bm25.iloc[1::2], bm25.iloc[0::2]
+    runs = [(odd, "bm25", {}), (even, "ql_dirichlet", {"mu": 10.0}), (even[even["qid"] == "2"], "tfidf", {}),
+            (bm25.iloc[:0], "bm25", {})]
+    monkeypatch.setattr(counting, "FORWARD_BATCH_DOCS", batch_docs)
+    together = analyse_runs(index, runs, TOPICS)
+    assert len(together) == len(runs) and together[-1].empty
+    queries = analyse_queries(index, TOPICS)
+    for (run, family, point), per_doc in zip(runs, together):
+        assert per_doc[["qid", "docno"]].values.tolist() == run[["qid", "docno"]].values.tolist()
+        for row in per_doc.itertuples(index=False):
+            doc = index.forward([index.docids_of([row.docno])[row.docno]])[0]
+            expected = count_violations(get_model(family), point, queries[row.qid], doc, stats_of(index))
+            assert {name: getattr(row, name) for name in (*CONSTRAINTS, "length")} == expected
+    assert sum(int(frame[list(CONSTRAINTS)].to_numpy().sum()) for frame in together) > 0
 
 
 def test_analyse_run_rejects_foreign_runs(index):

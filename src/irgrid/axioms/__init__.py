@@ -8,6 +8,7 @@ runs and writes the violation tables and Spearman's rho against effectiveness.
 from .counting import (
     CONSTRAINTS,
     analyse_run,
+    analyse_runs,
     batch_count_violations,
     batch_prefix_scores,
     count_violations,
@@ -20,6 +21,7 @@ from .counting import (
 __all__ = [
     "CONSTRAINTS",
     "analyse_run",
+    "analyse_runs",
     "batch_count_violations",
     "batch_prefix_scores",
     "count_violations",

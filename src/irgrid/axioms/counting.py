@@ -24,12 +24,15 @@ first term is the starting pseudo-document, not an addition):
 where "<= 0", ">=", ... compare within a tolerance ``rtol * max_i |s_i|`` (a difference that small
 is a tie, and ties are violations).
 
-Everything is vectorised over the prefixes of all documents of a query: each query term's
-prefix term frequencies come from a cumulative sum of an indicator, the prefix unique-term
-counts from a cumulative sum of first occurrences, and the model is called once per query term
-(``term_scores``) and once for the per-document part (``document_scores``) for all prefixes of
-all documents at once, exactly as the :class:`irgrid.retrieve.Scorer` calls it for whole
-documents, so the score of a full pseudo-document equals the run's score.
+All documents of a query are laid out as one array of prefixes: the prefix unique-term counts
+come from a cumulative sum of first occurrences, each query term's prefixes and their term
+frequencies from one numba pass over its occurrences, and the model is called once per query
+term (``term_scores``) and once for the per-document part (``document_scores``) for all prefixes
+of all documents at once, exactly as the :class:`irgrid.retrieve.Scorer` calls it for whole
+documents, so the score of a full pseudo-document equals the run's score. Summing the terms'
+scores and the checks are numba loops too (one pass, no temporaries). The layout does not depend
+on the model: :func:`analyse_runs` builds it once per query for all the runs of a query set
+(:class:`QueryPrefixes`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from ..errors import ConfigError
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
@@ -135,9 +139,11 @@ class DocumentBatch:
         """The prefixes of these documents for a query."""
         doc = np.repeat(np.arange(len(self.lengths), dtype=np.int64), self.lengths)
         query_codes = self.vocabulary.get_indexer([str(t.term) for t in query_terms])
-        query = np.isin(self.codes, query_codes[query_codes >= 0])
+        # a lookup by code: one gather over the tokens instead of np.isin's sort of them
+        is_query_code = np.zeros(len(self.vocabulary), dtype=bool)
+        is_query_code[query_codes[query_codes >= 0]] = True
         return PrefixLayout(self.lengths, self.starts, doc, self.position, self.unique, self.codes,
-                            self.vocabulary, query)
+                            self.vocabulary, is_query_code[self.codes])
 
 
 def prefix_layout(docs: Sequence[Sequence[str]], query_terms: Sequence[Any]) -> PrefixLayout:
@@ -145,25 +151,169 @@ def prefix_layout(docs: Sequence[Sequence[str]], query_terms: Sequence[Any]) -> 
     return DocumentBatch.from_terms(docs).layout(query_terms)
 
 
-def _term_prefixes(occurrences: np.ndarray, layout: PrefixLayout) -> tuple[np.ndarray, np.ndarray]:
-    """(prefixes holding the term, its tf in each) from the term's token indices (ascending).
+@njit(cache=True, nogil=True)
+def _term_prefixes(occurrences, doc, starts, lengths, position, unique):
+    """(prefixes holding the term, its tf, their length, their distinct terms) from the term's
+    token indices (ascending).
 
     In each document holding the term these are the prefixes from its first occurrence to the
     end of the document; tf is the running count of the occurrences. The cost is the number
     of those prefixes, not the number of tokens of the batch.
     """
-    doc = layout.doc[occurrences]
-    opens = np.r_[True, doc[1:] != doc[:-1]]       # first occurrence in its document
-    segment = np.cumsum(opens) - 1                  # per occurrence: which of those documents
-    firsts, docs = occurrences[opens], doc[opens]
-    spans = layout.starts[docs] + layout.lengths[docs] - firsts
-    offsets = np.cumsum(spans) - spans              # where each document's prefixes start in the output
-    prefixes = np.arange(int(spans.sum()), dtype=np.int64) + np.repeat(firsts - offsets, spans)
-    counts = np.zeros(len(prefixes), dtype=np.int32)
-    counts[occurrences - firsts[segment] + offsets[segment]] = 1
-    running = np.cumsum(counts, dtype=np.int32)
-    tf = running - np.repeat(running[offsets] - 1, spans)  # restart at every document: tf = 1 at its first occurrence
-    return prefixes, tf
+    total = 0
+    for k in range(len(occurrences)):
+        d = doc[occurrences[k]]
+        if k == 0 or d != doc[occurrences[k - 1]]:  # first occurrence in its document
+            total += starts[d] + lengths[d] - occurrences[k]
+    matched = np.empty(total, dtype=np.int64)
+    tf = np.empty(total, dtype=np.int32)
+    prefix_lengths = np.empty(total, dtype=np.float64)
+    prefix_unique = np.empty(total, dtype=np.float64)
+    out = k = 0
+    while k < len(occurrences):
+        d = doc[occurrences[k]]
+        count = 0
+        for i in range(occurrences[k], starts[d] + lengths[d]):
+            if k < len(occurrences) and occurrences[k] == i:
+                count += 1
+                k += 1
+            matched[out] = i
+            tf[out] = count
+            prefix_lengths[out] = position[i]
+            prefix_unique[out] = unique[i]
+            out += 1
+    return matched, tf, prefix_lengths, prefix_unique
+
+
+@dataclass
+class _TermPrefixes:
+    """One query term's prefixes, as the model's term_scores takes them."""
+
+    qtf: int
+    matched: np.ndarray       # token index of each prefix holding the term
+    prefixes: QueryTerm       # the term with the prefixes as postings (docids: matched, tfs: tf there)
+    lengths: np.ndarray       # float64, prefix length of each matched prefix
+    unique: np.ndarray        # float64, distinct terms of each matched prefix
+
+
+class QueryPrefixes:
+    """The prefixes of a query's documents and everything about them that no model changes.
+
+    Built once per query, then scored by any number of models (:meth:`scores`) whose
+    violations :meth:`violations` counts: analyse_runs lays out the documents of all the
+    runs of a query once instead of once per run.
+    """
+
+    def __init__(self, layout: PrefixLayout, terms: list[QueryTerm]):
+        self.layout = layout
+        self.terms = terms
+        n = layout.num_tokens
+        self.doc_lengths = layout.position.astype(np.float64)
+        self.doc_unique = layout.unique.astype(np.float64)
+        # the query-term tokens grouped by term, each group in document order
+        tokens = np.flatnonzero(layout.query)
+        order = np.argsort(layout.codes[tokens], kind="stable")
+        tokens, token_codes = tokens[order], layout.codes[tokens][order]
+        codes = layout.vocabulary.get_indexer([t.term for t in terms])
+        index_dtype = np.int32 if n < 2**31 else np.int64
+        self.term_prefixes: list[_TermPrefixes] = []
+        for term, code in zip(terms, codes):
+            lo, hi = np.searchsorted(token_codes, code, "left"), np.searchsorted(token_codes, code, "right")
+            if code < 0 or lo == hi:
+                continue  # the term occurs in no document of the batch: it adds nothing to any prefix
+            matched, tf, lengths, unique = _term_prefixes(tokens[lo:hi], layout.doc, layout.starts, layout.lengths,
+                                                           layout.position, layout.unique)
+            prefixes = QueryTerm(term.term, term.qtf, term.df, term.cf, matched.astype(index_dtype), tf)
+            self.term_prefixes.append(_TermPrefixes(term.qtf, matched, prefixes, lengths, unique))
+        self._occurrences_paired = False
+
+    def scores(self, model: RetrievalModel, point: Mapping[str, float], stats: CollectionStatistics) -> np.ndarray:
+        """Score of every prefix (the Scorer's summation order, see retrieve.py); ``point`` checked."""
+        scores = np.zeros(self.layout.num_tokens, dtype=np.float64)
+        for term in self.term_prefixes:
+            contribution = model.term_scores(term.prefixes, term.lengths, term.unique, stats, point)
+            contribution = np.asarray(contribution, dtype=np.float64)
+            if contribution.shape != term.matched.shape:  # a model may return one value for all prefixes
+                contribution = np.broadcast_to(contribution, term.matched.shape)
+            _add_term_scores(scores, term.matched, contribution, float(term.qtf))
+        return model.complete_scores(scores, self.doc_lengths, self.doc_unique, self.terms, stats, point)
+
+    def _pair_occurrences(self) -> None:
+        """C3's pairs: consecutive occurrences (prev, cur) of the same query term in a document."""
+        layout = self.layout
+        occurrences = np.flatnonzero(layout.query)
+        self.c3_prev = self.c3_cur = self.c3_docs = np.zeros(0, dtype=np.int64)
+        if len(occurrences) > 1:
+            key = layout.doc[occurrences] * max(len(layout.vocabulary), 1) + layout.codes[occurrences]
+            order = np.argsort(key, kind="stable")       # by (document, term), then by position
+            ordered = occurrences[order]
+            prev, cur = ordered[:-1], ordered[1:]
+            # prev at position >= 2 (an addition); cur follows it in the same document
+            pair = (key[order][1:] == key[order][:-1]) & (layout.position[prev] >= 2)
+            self.c3_prev, self.c3_cur = prev[pair], cur[pair]
+            self.c3_docs = layout.doc[self.c3_cur]
+        self._occurrences_paired = True
+
+    def violations(self, scores: np.ndarray, rtol: float = DEFAULT_RTOL) -> dict[str, np.ndarray]:
+        """Per-document counts of C1..C4 violations from the prefix scores (see the module doc)."""
+        layout = self.layout
+        if not self._occurrences_paired:
+            self._pair_occurrences()
+        counts = _violation_counts(np.asarray(scores, dtype=np.float64), layout.starts, layout.lengths,
+                                   layout.query, self.c3_prev, self.c3_cur, self.c3_docs, float(rtol))
+        return dict(zip(CONSTRAINTS, counts))
+
+
+@njit(cache=True, nogil=True)
+def _add_term_scores(scores, matched, contribution, qtf):
+    """``scores[matched] += qtf * contribution`` (matched distinct): one pass, no temporaries."""
+    for i in range(len(matched)):
+        scores[matched[i]] += qtf * contribution[i]
+
+
+@njit(cache=True, nogil=True)
+def _violation_counts(scores, starts, lengths, query, c3_prev, c3_cur, c3_docs, rtol):
+    """C1..C4 counts per document (rows C1..C4) in one pass over the prefixes (see the module doc).
+
+    d_i = s_i - s_{i-1}; r_i - r_{i-1} = (-d_i) - (-d_{i-1}) is computed as d_{i-1} - d_i, the
+    same number to the last bit. Each comparison is written as "not (strictly better)", so a
+    tie within the tolerance, and a NaN difference, is a violation.
+    """
+    n_docs = len(lengths)
+    counts = np.zeros((4, n_docs), dtype=np.int64)
+    tol = np.zeros(n_docs, dtype=np.float64)
+    for d in range(n_docs):
+        start, end = starts[d], starts[d] + lengths[d]
+        # tolerance: rtol times the largest finite |score| of the document's prefixes
+        scale = 0.0
+        for i in range(start, end):
+            if np.isfinite(scores[i]):
+                scale = max(scale, abs(scores[i]))
+        tol[d] = rtol * scale
+        neg_tol = -tol[d]
+        c1 = c2 = c4 = 0
+        inc_1 = inc_2 = np.nan                      # d_{i-1}, d_{i-2}
+        run = 0                                     # successive non-query additions ending at i
+        for i in range(start + 1, end):             # the additions: positions >= 2
+            inc = scores[i] - scores[i - 1]
+            if query[i]:
+                run = 0
+                if not inc > tol[d]:                # C1: not an increase
+                    c1 += 1
+            else:
+                run += 1
+                if not inc < neg_tol:               # C2: not a decrease
+                    c2 += 1
+                # C4: r = -d grows (within the tolerance) somewhere in the window i-2, i-1, i
+                if run >= 3 and (not (inc_2 - inc_1 < neg_tol) or not (inc_1 - inc < neg_tol)):
+                    c4 += 1
+            inc_2, inc_1 = inc_1, inc
+        counts[0, d], counts[1, d], counts[3, d] = c1, c2, c4
+    for k in range(len(c3_cur)):                    # C3: the increase did not shrink
+        cur, prev, d = c3_cur[k], c3_prev[k], c3_docs[k]
+        if not ((scores[cur] - scores[cur - 1]) - (scores[prev] - scores[prev - 1]) < -tol[d]):
+            counts[2, d] += 1
+    return counts
 
 
 def _prefix_scores(
@@ -174,25 +324,7 @@ def _prefix_scores(
     stats: CollectionStatistics,
 ) -> np.ndarray:
     """Score of every prefix of the layout (the Scorer's summation order, see retrieve.py)."""
-    n = layout.num_tokens
-    scores = np.zeros(n, dtype=np.float64)
-    doc_lengths = layout.position.astype(np.float64)
-    doc_unique = layout.unique.astype(np.float64)
-    # the query-term tokens grouped by term, each group in document order
-    tokens = np.flatnonzero(layout.query)
-    order = np.argsort(layout.codes[tokens], kind="stable")
-    tokens, token_codes = tokens[order], layout.codes[tokens][order]
-    codes = layout.vocabulary.get_indexer([t.term for t in terms])
-    index_dtype = np.int32 if n < 2**31 else np.int64
-    for term, code in zip(terms, codes):
-        lo, hi = np.searchsorted(token_codes, code, "left"), np.searchsorted(token_codes, code, "right")
-        if code < 0 or lo == hi:
-            continue  # the term occurs in no document of the batch: it adds nothing to any prefix
-        matched, tf = _term_prefixes(tokens[lo:hi], layout)
-        prefixes = QueryTerm(term.term, term.qtf, term.df, term.cf, matched.astype(index_dtype), tf)
-        contribution = model.term_scores(prefixes, doc_lengths[matched], doc_unique[matched], stats, point)
-        scores[matched] += term.qtf * contribution
-    return model.complete_scores(scores, doc_lengths, doc_unique, terms, stats, point)
+    return QueryPrefixes(layout, terms).scores(model, point, stats)
 
 
 def batch_prefix_scores(
@@ -235,54 +367,7 @@ def violations_from_scores(
     scores: np.ndarray, layout: PrefixLayout, rtol: float = DEFAULT_RTOL
 ) -> dict[str, np.ndarray]:
     """Per-document counts of C1..C4 violations from the prefix scores (see the module doc)."""
-    n_docs = len(layout.lengths)
-    n = layout.num_tokens
-    out = {name: np.zeros(n_docs, dtype=np.int64) for name in CONSTRAINTS}
-    if n == 0:
-        return out
-    # tolerance per document: rtol times the largest finite |score| of its prefixes
-    magnitude = np.where(np.isfinite(scores), np.abs(scores), 0.0)
-    nonempty = layout.lengths > 0
-    scale = np.zeros(n_docs)
-    scale[nonempty] = np.maximum.reduceat(magnitude, layout.starts[nonempty])
-    tol = rtol * scale[layout.doc]
-
-    step = layout.position >= 2                     # token i is an addition to a non-empty prefix
-    inc = np.full(n, np.nan)
-    inc[1:] = scores[1:] - scores[:-1]
-    inc[~step] = np.nan
-    query_step = step & layout.query
-    other_step = step & ~layout.query
-
-    def count(mask: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
-        docs = layout.doc[mask] if at is None else layout.doc[at[mask]]
-        return np.bincount(docs, minlength=n_docs).astype(np.int64)
-
-    out["C1"] = count(query_step & ~(inc > tol))    # not an increase: a decrease or a tie
-    out["C2"] = count(other_step & ~(inc < -tol))   # not a decrease
-
-    # C3: consecutive occurrences (prev, cur) of the same query term in the same document
-    occurrences = np.flatnonzero(layout.query)
-    if len(occurrences) > 1:
-        key = layout.doc[occurrences] * max(len(layout.vocabulary), 1) + layout.codes[occurrences]
-        order = np.argsort(key, kind="stable")      # by (document, term), then by position
-        ordered = occurrences[order]
-        prev, cur = ordered[:-1], ordered[1:]
-        pair = (key[order][1:] == key[order][:-1]) & step[prev]
-        c3 = pair & ~(inc[cur] - inc[prev] < -tol[cur])  # the increase did not shrink
-        out["C3"] = count(c3, cur)
-
-    # C4: every window of three successive non-query additions ending at token i
-    if n >= 3:
-        window = np.zeros(n, dtype=bool)
-        window[2:] = other_step[2:] & other_step[1:-1] & other_step[:-2]
-        reduction = -inc
-        grow = np.zeros(n, dtype=bool)              # r_i >= r_{i-1} (within tolerance)
-        grow[1:] = ~(reduction[1:] - reduction[:-1] < -tol[1:])
-        c4 = np.zeros(n, dtype=bool)
-        c4[2:] = window[2:] & (grow[1:-1] | grow[2:])
-        out["C4"] = count(c4)
-    return out
+    return QueryPrefixes(layout, []).violations(scores, rtol)
 
 
 def batch_count_violations(
@@ -294,9 +379,11 @@ def batch_count_violations(
     rtol: float = DEFAULT_RTOL,
 ) -> dict[str, np.ndarray]:
     """C1..C4 counts and ``length`` for each document of ``docs`` (arrays aligned with docs)."""
-    scores, layout = batch_prefix_scores(model, point, query_terms, docs, stats)
-    counts = violations_from_scores(scores, layout, rtol)
-    counts["length"] = layout.lengths.copy()
+    point = model.check_point(point)
+    terms = _query_terms(query_terms)
+    prefixes = QueryPrefixes(prefix_layout(docs, terms), terms)
+    counts = prefixes.violations(prefixes.scores(model, point, stats), rtol)
+    counts["length"] = prefixes.layout.lengths.copy()
     return counts
 
 
@@ -326,6 +413,116 @@ def _analysed_queries(index, topics: pd.DataFrame, qids: Sequence[str]) -> dict[
     return analyse_queries(index, wanted)
 
 
+@dataclass
+class _RunToAnalyse:
+    """One run's top documents, as analyse_runs walks them query by query."""
+
+    model: RetrievalModel
+    point: Mapping[str, float]
+    top: pd.DataFrame             # qid, docno, rank: the top ``depth`` of each query, by qid then rank
+    docids: np.ndarray            # int64, per row of top
+    rows_of: dict[str, tuple[int, int]]  # qid -> its rows [lo, hi) of top
+    columns: dict[str, np.ndarray]        # C1..C4, length per row of top, filled query by query
+
+
+def _top_of(run: pd.DataFrame, depth: int) -> pd.DataFrame:
+    missing_columns = {"qid", "docno", "rank"} - set(run.columns)
+    if missing_columns:
+        raise ConfigError(f"analyse_run: the run lacks the columns {sorted(missing_columns)}")
+    top = pd.DataFrame({"qid": run["qid"].astype(str).to_numpy(dtype=object),
+                        "docno": run["docno"].astype(str).to_numpy(dtype=object),
+                        "rank": run["rank"].to_numpy()})
+    top = top.sort_values(["qid", "rank"], kind="stable").groupby("qid", sort=False).head(depth)
+    return top.reset_index(drop=True)
+
+
+def _docids_of(index, top: pd.DataFrame) -> np.ndarray:
+    docnos = pd.unique(top["docno"])
+    docid_of = index.docids_of(docnos)
+    unknown = [d for d in docnos if d not in docid_of]
+    if unknown:
+        raise ConfigError(f"the run has documents that are not in the index {index.path}: "
+                          f"{', '.join(map(str, unknown[:10]))} (was the run made on another index?)")
+    return top["docno"].map(docid_of).to_numpy(dtype=np.int64)
+
+
+def _query_batches(runs: list[_RunToAnalyse], qids: list[str], num_docs: int) -> list[tuple[list[str], np.ndarray]]:
+    """The qids in batches whose runs hold about FORWARD_BATCH_DOCS distinct documents: (qids, docids)."""
+    batches = []
+    seen = np.zeros(num_docs, dtype=bool)
+    batch_qids: list[str] = []
+    distinct = 0
+    for qid in qids:
+        docids = np.unique(np.concatenate([r.docids[slice(*r.rows_of[qid])] for r in runs if qid in r.rows_of]))
+        new = docids[~seen[docids]]
+        if batch_qids and distinct + len(new) > FORWARD_BATCH_DOCS:
+            batches.append((batch_qids, np.flatnonzero(seen)))
+            seen[:] = False
+            batch_qids, distinct, new = [], 0, docids
+        seen[new] = True
+        distinct += len(new)
+        batch_qids.append(qid)
+    if batch_qids:
+        batches.append((batch_qids, np.flatnonzero(seen)))
+    return batches
+
+
+def analyse_runs(
+    index,
+    runs: Sequence[tuple[pd.DataFrame, str, Mapping[str, float]]],
+    topics: pd.DataFrame,
+    depth: int = 1000,
+    rtol: float = DEFAULT_RTOL,
+) -> list[pd.DataFrame]:
+    """:func:`analyse_run` of several (run, family, point) on one index: a frame per run.
+
+    The runs of one query set share most of their top documents: each query's documents
+    (of all the runs) are read, coded and laid out once, and each run's model scores them.
+    A document's counts depend on the query, the model and the document only, so each
+    frame equals what analyse_run gives for its run alone.
+    """
+    stats = CollectionStatistics.from_index(index)
+    analysed: list[_RunToAnalyse] = []
+    for run, family, point in runs:
+        model = get_model(family)
+        point = model.check_point(point)
+        top = _top_of(run, depth)
+        analysed.append(_RunToAnalyse(model, point, top, np.zeros(0, dtype=np.int64), {},
+                                      {name: np.zeros(len(top), dtype=np.int64) for name in (*CONSTRAINTS, "length")}))
+    qids = list(dict.fromkeys(qid for r in analysed for qid in pd.unique(r.top["qid"]).tolist()))
+    if qids:
+        queries = _analysed_queries(index, topics, qids)
+    for r in analysed:
+        if r.top.empty:
+            continue
+        r.docids = _docids_of(index, r.top)
+        qid_column = r.top["qid"].to_numpy()
+        bounds = np.flatnonzero(np.r_[True, qid_column[1:] != qid_column[:-1], True])
+        r.rows_of = {qid_column[lo]: (lo, hi) for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())}
+
+    for batch_qids, batch in _query_batches(analysed, qids, index.num_docs):
+        coded = DocumentBatch.from_terms(index.forward(batch))  # each document coded once
+        for qid in batch_qids:
+            present = [r for r in analysed if qid in r.rows_of]
+            union = np.unique(np.concatenate([r.docids[slice(*r.rows_of[qid])] for r in present]))
+            prefixes = QueryPrefixes(coded.take(np.searchsorted(batch, union)).layout(queries[qid]), queries[qid])
+            for r in present:
+                counts = prefixes.violations(prefixes.scores(r.model, r.point, stats), rtol)
+                counts["length"] = prefixes.layout.lengths
+                lo, hi = r.rows_of[qid]
+                at = np.searchsorted(union, r.docids[lo:hi])
+                for name, values in counts.items():
+                    r.columns[name][lo:hi] = values[at]
+    frames = []
+    for r in analysed:
+        if r.top.empty:
+            frames.append(pd.DataFrame({name: pd.Series(dtype=object if name in ("qid", "docno") else np.int64)
+                                        for name in PER_DOC_COLUMNS}))
+        else:
+            frames.append(pd.DataFrame({"qid": r.top["qid"], "docno": r.top["docno"], **r.columns})[PER_DOC_COLUMNS])
+    return frames
+
+
 def analyse_run(
     index,
     run: pd.DataFrame,
@@ -342,49 +539,7 @@ def analyse_run(
     ``family`` at ``point`` (missing parameters take their defaults) scores the prefixes.
     Returns one row per (query, document) in run order: qid, docno, C1, C2, C3, C4, length.
     """
-    model = get_model(family)
-    point = model.check_point(point)
-    stats = CollectionStatistics.from_index(index)
-    missing_columns = {"qid", "docno", "rank"} - set(run.columns)
-    if missing_columns:
-        raise ConfigError(f"analyse_run: the run lacks the columns {sorted(missing_columns)}")
-    top = pd.DataFrame({"qid": run["qid"].astype(str).to_numpy(dtype=object),
-                        "docno": run["docno"].astype(str).to_numpy(dtype=object),
-                        "rank": run["rank"].to_numpy()})
-    top = top.sort_values(["qid", "rank"], kind="stable").groupby("qid", sort=False).head(depth)
-    top = top.reset_index(drop=True)
-    if top.empty:
-        return pd.DataFrame({name: pd.Series(dtype=object if name in ("qid", "docno") else np.int64)
-                             for name in PER_DOC_COLUMNS})
-    qids = list(dict.fromkeys(top["qid"]))
-    queries = _analysed_queries(index, topics, qids)
-    docid_of = index.docids_of(pd.unique(top["docno"]))
-    unknown = [d for d in pd.unique(top["docno"]) if d not in docid_of]
-    if unknown:
-        raise ConfigError(f"the run has documents that are not in the index {index.path}: "
-                          f"{', '.join(map(str, unknown[:10]))} (was the run made on another index?)")
-    docids = top["docno"].map(docid_of).to_numpy(dtype=np.int64)
-    bounds = np.flatnonzero(np.r_[True, top["qid"].to_numpy()[1:] != top["qid"].to_numpy()[:-1], True])
-
-    columns = {name: np.zeros(len(top), dtype=np.int64) for name in (*CONSTRAINTS, "length")}
-    q = 0
-    while q < len(qids):
-        # a batch of whole queries holding about FORWARD_BATCH_DOCS documents: one forward read
-        last = q + 1
-        while last < len(qids) and bounds[last + 1] - bounds[q] <= FORWARD_BATCH_DOCS:
-            last += 1
-        batch = np.unique(docids[bounds[q]:bounds[last]])
-        coded = DocumentBatch.from_terms(index.forward(batch))  # each document coded once
-        for k in range(q, last):
-            lo, hi = bounds[k], bounds[k + 1]
-            terms = queries[qids[k]]
-            layout = coded.take(np.searchsorted(batch, docids[lo:hi])).layout(terms)
-            counts = violations_from_scores(_prefix_scores(model, point, terms, layout, stats), layout, rtol)
-            counts["length"] = layout.lengths
-            for name, values in counts.items():
-                columns[name][lo:hi] = values
-        q = last
-    return pd.DataFrame({"qid": top["qid"], "docno": top["docno"], **columns})[PER_DOC_COLUMNS]
+    return analyse_runs(index, [(run, family, point)], topics, depth, rtol)[0]
 
 
 def summarise_violations(per_doc: pd.DataFrame, by_query: bool = False) -> pd.DataFrame:
@@ -413,7 +568,9 @@ __all__ = [
     "DEFAULT_RTOL",
     "DocumentBatch",
     "PrefixLayout",
+    "QueryPrefixes",
     "analyse_run",
+    "analyse_runs",
     "batch_count_violations",
     "batch_prefix_scores",
     "count_violations",

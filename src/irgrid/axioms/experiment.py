@@ -24,7 +24,7 @@ from ..grid import decode_point
 from ..io import write_parquet, write_text
 from ..stats import spearman
 from ..tables import TableSpec, select_point
-from .counting import CONSTRAINTS, analyse_run, summarise_violations
+from .counting import CONSTRAINTS, analyse_runs, summarise_violations
 
 
 def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, str], depth: int = 1000) -> pd.DataFrame:
@@ -45,10 +45,14 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
         index_path = row_cells["index"].iloc[0]
         index = IndexReader(index_path)
         topics = read_topics(row_cells["topics"].iloc[0])
+        best = []
         for model in spec.models:
             params, _ = select_point(row[row["model"] == model], best_spec)
-            cell = row_cells[(row_cells["model"] == model) & (row_cells["params"] == params)].iloc[0]
-            per_doc = analyse_run(index, read_run(cell["run"]), topics, families[model], decode_point(params), depth=depth)
+            best.append((model, params, row_cells[(row_cells["model"] == model) & (row_cells["params"] == params)].iloc[0]))
+        # all the row's runs at once: their top documents, mostly the same, are laid out once per query
+        per_run = analyse_runs(index, [(read_run(cell["run"]), families[model], decode_point(params))
+                                       for model, params, cell in best], topics, depth=depth)
+        for (model, params, cell), per_doc in zip(best, per_run):
             frames.append(
                 per_doc.assign(collection=collection, queryset=queryset, analyzer=cell["analyzer"], model=model, params=params)
             )
