@@ -255,3 +255,54 @@ def test_the_weights_file_says_why_each_query_scored_as_it_did():
     assert rows[("q2", "sun dog")]["df"] == 1
     # "cat" is in no document: the phrase goes with its word
     assert rows[("q3", "hot cat")]["status"].startswith("a word of the phrase is absent")
+
+
+def same_bits(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Equal to the last bit, the sign of a zero included (== takes -0.0 for 0.0)."""
+    return got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+
+
+KERNEL_POINTS = {
+    "uni": [{}],
+    "p": [{}],
+    # weight 0: every phrase's words get -0.0 (the scalar code's -lambda * qtf)
+    "pu": [{"phrase_weight": 0.0}, {"phrase_weight": 0.3}, {"phrase_weight": 1.0}],
+    "pm": [{"t1": 0.1, "t2": 0.4}, ALL_WORDS, ALL_PHRASES, {"t1": 0.0, "t2": 0.0, "pmi_threshold": 0.5}],
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=docs_strategy, queries=queries_with_phrases(), other=queries_with_phrases(),
+       family=st.sampled_from(sorted(KERNEL_POINTS)))
+def test_the_kernel_inputs_are_the_scalar_codes_to_the_bit(docs, queries, other, family):
+    # PhraseModel.kernel_inputs computes QLDirichlet's per-term loop over arrays, its per-query
+    # inputs cached for the set: at each point, and for a second query set after the first, the
+    # same bits as the scalar code (query_constants) and the same weights as term_weight
+    from irgrid.models.lm import QLDirichlet
+
+    scorer = Scorer(TinyIndex({f"d{i}": words for i, words in enumerate(docs)}))
+    model = get_model(family)
+    points = [model.check_point({"mu": mu, **point}) for mu in (0.5, 100.0) for point in KERNEL_POINTS[family]]
+    for topics in (topics_with_phrases(*queries), topics_with_phrases(*other)):
+        prepared = scorer.prepare(topics, model, points)
+        for point in points:
+            got = model.kernel_inputs(prepared.terms, prepared.query_term_offsets, scorer.stats, point)
+            expected = QLDirichlet.kernel_inputs(model, prepared.terms, prepared.query_term_offsets, scorer.stats,
+                                                 point)
+            assert all(same_bits(g, e) for g, e in zip(got, expected)), point
+            weights = model.term_weights(model._set_inputs(prepared.terms, scorer.stats), point)
+            assert same_bits(weights, np.array([model.term_weight(t, point) for t in prepared.terms], np.float64))
+
+
+def test_a_features_annotation_is_set_on_a_copy_with_every_other_field_kept():
+    from dataclasses import fields, replace
+
+    from irgrid.models.base import QueryFeature
+    from irgrid.models.phrase import with_annotation
+
+    feature = QueryFeature("#1(a b)", 2, 3, 4, np.array([1, 2], np.int32), np.array([1, 1], np.int32),
+                           feature="f", group="P0", group_size=2, values={"depth": np.zeros(2)})
+    annotation = Inseparability(True, 3, 4, 0.5, 0.25, 0.5, 1.5)
+    got, expected = with_annotation(feature, annotation), replace(feature, annotation=annotation)
+    assert type(got) is QueryFeature and got is not feature and feature.annotation is None
+    assert all(getattr(got, f.name) is getattr(expected, f.name) for f in fields(QueryFeature))

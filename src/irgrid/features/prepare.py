@@ -43,10 +43,12 @@ class FeatureStatistics:
     cf: int
     docids: np.ndarray
     counts: np.ndarray
+    name: str  # the feature in Indri's query language, written once however many queries hold it
 
 
 def compile_query_set(
     index, topics: pd.DataFrame, model: RetrievalModel, points: Iterable[Mapping[str, float]], parses=None,
+    queries: list[AnalyzedQuery] | None = None,
 ) -> tuple[list[str], list[list[QueryFeature]]]:
     """``(qids, features of each query)``, each feature with its df, cf and postings.
 
@@ -57,10 +59,12 @@ def compile_query_set(
     seen).  Within a query, features keep the order the model compiled them in,
     which fixes the summation order of a score.  A model that ``uses_parses`` gets each
     feature's values in the documents' parse trees from ``parses``
-    (:class:`irgrid.sentences.features.SentenceParses`), once per query set.
+    (:class:`irgrid.sentences.features.SentenceParses`), once per query set.  ``queries``: the
+    topics' :func:`analyzed_queries`, where the caller has them already.
     """
     points = list(points)
-    queries = analyzed_queries(index.analyzer, topics)
+    if queries is None:
+        queries = analyzed_queries(index.analyzer, topics)
     compiled = [model.compile(query, points) for query in queries]
     words = sorted({word for features in compiled for c in features for word in c.feature.terms})
     present = index.term_stats(words)
@@ -73,13 +77,13 @@ def compile_query_set(
         positional = index.positional_postings(window_words)
         for word, (lo, hi) in positional.spans.items():
             df, cf = present[word]
-            statistics[term(word)] = FeatureStatistics(df, cf, positional.docids[lo:hi], positional.tfs[lo:hi])
+            statistics[term(word)] = FeatureStatistics(df, cf, positional.docids[lo:hi], positional.tfs[lo:hi], word)
         windows = [feature for feature in distinct if not feature.is_term]
         for feature, found in zip(windows, many_window_postings(windows, positional, model.window_overlap)):
-            statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts)
+            statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts, str(feature))
     for word, postings in index.postings(term_words).items():
         df, cf = present[word]
-        statistics[term(word)] = FeatureStatistics(df, cf, postings.docids, postings.tfs)
+        statistics[term(word)] = FeatureStatistics(df, cf, postings.docids, postings.tfs, word)
     collection = CollectionStatistics.from_index(index)
     per_query = [model.annotate(_query_features(features, statistics), collection) for features in compiled]
     if model.uses_parses:
@@ -99,6 +103,6 @@ def _query_features(features: list[CompiledFeature], statistics: Mapping[Feature
     out = []
     for c in features:
         found = statistics[c.feature]
-        out.append(QueryFeature(str(c.feature), c.qtf, found.df, found.cf, found.docids, found.counts,
+        out.append(QueryFeature(found.name, c.qtf, found.df, found.cf, found.docids, found.counts,
                                 feature=c.feature, group=c.group, group_size=group_sizes[c.group]))
     return out

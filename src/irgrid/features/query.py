@@ -24,6 +24,7 @@ and, where the query set was parsed, its phrases, each already analyzed.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,10 @@ class Feature:
         return f"#{name}({' '.join(self.terms)})"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def term(word: str) -> Feature:
+    # one Feature a word (they are immutable): a query set compiles each query word several times
+    # (a phrase model: its words, then a phrase's words again), and __post_init__ checks each new one
     return Feature(TERM, (word,))
 
 
