@@ -36,3 +36,11 @@ def test_figures_are_written_as_svg_and_png_and_svg_is_reproducible(tmp_path):
     write_figures(data, summary, "AP", ["bm25", "dir"], {}, tmp_path / "b")
     for name in ["by_method.svg", "sensitivity.svg"]:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_table_rows_in_the_order_they_first_appear():
+    from irgrid.plots import table_rows
+
+    frame = pd.DataFrame({"collection": ["b", "a", "b", "a", "c", "b"], "queryset": ["x", "y", "x", "x", "y", "y"]})
+    assert table_rows(frame) == [("b", "x"), ("a", "y"), ("a", "x"), ("c", "y"), ("b", "y")]
+    assert table_rows(evaluations()) == [("c1", "text"), ("c2", "text")]

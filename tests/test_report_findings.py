@@ -130,3 +130,33 @@ def test_one_model_experiment_figure_says_so(tmp_path):
     paths = plot_per_query(chosen_points(evaluations({"base": BASE}), one), one, tmp_path / "per_query")
     assert "one model only" in paths[0].read_text()
     assert gains_and_losses(chosen_points(evaluations({"base": BASE}), one), one, {}).empty
+
+
+def test_claims_on_chosen_points_given_equal_the_claims_choosing_them():
+    """``irgrid findings`` hands each selection's chosen points to evaluate_claims (and reuses them for
+    the evidence): the lines are those evaluate_claims gives choosing them itself."""
+    two_rows = pd.concat([evaluations(), evaluations(queryset="other")], ignore_index=True)
+    claims = [Claim("up", "base", "AP"), Claim("same", "base", "AP"), Claim("up", "down", "AP")]
+    for selection in ("best", "cv"):
+        table_spec = spec(selection=selection)
+        chosen = chosen_points(two_rows, table_spec)
+        given = evaluate_claims(two_rows, table_spec, claims, [("adi", "text"), ("adi", "none")], chosen_by_row=chosen)
+        pd.testing.assert_frame_equal(given, evaluate_claims(two_rows, table_spec, claims,
+                                                             [("adi", "text"), ("adi", "none")]), check_exact=True)
+        assert given["verdict"].tolist()[:3] == ["holds", "no judged queries", "holds"]
+
+
+def test_differences_computed_once_give_the_same_table_and_figure(tmp_path):
+    from irgrid.report.evidence import differences_by_panel
+
+    chosen_by_row = chosen_points(evaluations(), spec())
+    differences = differences_by_panel(chosen_by_row, spec())
+    assert sorted(differences) == [(("adi", "text"), model) for model in ("down", "same", "up")]
+    pd.testing.assert_frame_equal(differences[(("adi", "text"), "up")],
+                                  per_query_differences(chosen_by_row[("adi", "text")], "up", "base", "AP"))
+    texts = {("adi", "text"): {qid: f"query {qid}" for qid in QIDS}}
+    pd.testing.assert_frame_equal(gains_and_losses(chosen_by_row, spec(), texts, differences=differences),
+                                  gains_and_losses(chosen_by_row, spec(), texts))
+    given = plot_per_query(chosen_by_row, spec(), tmp_path / "given", differences=differences)
+    computed = plot_per_query(chosen_by_row, spec(), tmp_path / "computed")
+    assert given[0].read_bytes() == computed[0].read_bytes()

@@ -11,6 +11,7 @@ from statsmodels.stats.multitest import multipletests
 from irgrid.errors import ConfigError
 from irgrid.stats import (
     CVResult,
+    align,
     apply_selection,
     best_point,
     bootstrap_ci,
@@ -427,8 +428,15 @@ def test_apply_selection_takes_every_measure_of_the_chosen_point():
     }  # fmt: skip
     with pytest.raises(ValueError, match="different query sets"):
         apply_selection(frame, query_params.iloc[:2])
-    with pytest.raises(ValueError, match="no value at the chosen point"):
+    with pytest.raises(ValueError, match=r"measure 'ndcg' has no value at the chosen point for queries \['q01'\]"):
         apply_selection(frame[~((frame["qid"] == "q01") & (frame["measure"] == "ndcg"))], query_params)
+    # q01's map is only at the point not chosen for it: map lacks q01 (ndcg is complete)
+    lacking_map = frame[~((frame["qid"] == "q01") & (frame["measure"] == "map") & (frame["params"] == "b"))]
+    with pytest.raises(ValueError, match=r"measure 'map' has no value at the chosen point for queries \['q01'\]"):
+        apply_selection(lacking_map, query_params)
+    with pytest.raises(ValueError, match=r"measures \['ndcg'\] have no value at any chosen point"):
+        apply_selection(pd.concat([frame[frame["measure"] == "map"], long_frame({"c": [1.0, 2.0, 3.0]}, "ndcg")]),
+                        query_params)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -474,3 +482,14 @@ def test_spearman_by_hand():
     assert all(np.isnan(spearman([1, 2, 3], [1, 1, 1])))
     with pytest.raises(ValueError):
         spearman([1, 2, 3], [1, 2])
+
+
+def test_align_sorts_by_qid_and_names_the_queries_without_a_value():
+    system = pd.Series({"q2": 0.2, "q1": 0.1, "q3": 0.3})
+    baseline = pd.Series({"q1": 0.5, "q3": float("nan"), "q2": 0.4}).astype(float)
+    with pytest.raises(ValueError, match=r"missing \(NaN\) per-query values for queries \['q3'\]"):
+        align(system, baseline)
+    a, b = align(system, baseline.fillna(0.6))
+    assert a.tolist() == [0.1, 0.2, 0.3] and b.tolist() == [0.5, 0.4, 0.6]
+    with pytest.raises(ValueError, match=r"only in system \['q3'\], only in baseline \['q4'\]"):
+        align(system, pd.Series({"q1": 0.5, "q2": 0.4, "q4": 0.1}))

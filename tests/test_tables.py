@@ -121,3 +121,48 @@ def test_a_query_subset_row_keeps_the_points_chosen_on_all_queries(cells, tmp_pa
     markdown = to_markdown(summary, spec)
     assert "| tiny (text; 20 queries) |" in markdown
     assert "| tiny (text, queries with a phrase; 5 queries) |" in markdown
+
+
+def test_load_cells_one_arrow_concat_equals_a_frame_per_file(cells, tmp_path):
+    """The files concatenated as Arrow tables give the frame of the per-file pandas path; files of
+    different schemas (integer qids in one) go through the per-file path, as pandas reconciles them."""
+    from irgrid.tables import _load_cells_one_by_one
+
+    frame, _ = cells
+    combined = load_cells(frame)
+    pd.testing.assert_frame_equal(combined, _load_cells_one_by_one(frame), check_exact=True)
+    assert list(combined.columns) == ["qid", "measure", "value", "collection", "queryset", "model", "params"]
+    assert combined["model"].tolist() == [model for model in frame["model"] for _ in range(40)]
+    odd = tmp_path / "odd.parquet"
+    pd.DataFrame({"qid": [1, 2], "measure": "AP", "value": [0.5, 0.25]}).to_parquet(odd, index=False)
+    mixed = pd.concat([frame, frame.iloc[:1].assign(path=str(odd), params="odd")], ignore_index=True)
+    pd.testing.assert_frame_equal(load_cells(mixed), _load_cells_one_by_one(mixed), check_exact=True)
+    assert load_cells(mixed)["qid"].tolist()[-2:] == [1, 2]
+    with pytest.raises(ValueError, match="no evaluation files"):
+        load_cells(frame.iloc[:0])
+
+
+def test_chosen_means_are_the_summary_means(cells):
+    from irgrid.tables import chosen_means
+
+    frame, _ = cells
+    for selection in ("best", "cv"):
+        spec = TableSpec(experiment="t", models=["bm25", "ql"], baseline="ql", selection=selection, folds=2)
+        evaluations = load_cells(frame)
+        summary = summarise(evaluations, spec)
+        means = chosen_means(evaluations, spec, "P@10")
+        expected = summary[summary["measure"] == "P@10"][list(means.columns)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(means, expected, check_exact=True)
+
+
+def test_topics_file_reads_as_the_retrieval_code_reads_it(tmp_path):
+    from irgrid.errors import InputFormatError
+    from irgrid.retrieve import read_topics
+    from irgrid.tables import read_topics_file
+
+    path = tmp_path / "topics.parquet"
+    pd.DataFrame({"qid": ["1", "2"], "text": ["a b", "c"], "phrases": [[["a", "b"]], []]}).to_parquet(path)
+    pd.testing.assert_frame_equal(read_topics_file(path), read_topics(path), check_exact=True)
+    pd.DataFrame({"qid": ["1"]}).to_parquet(path)
+    with pytest.raises(InputFormatError, match="columns qid, text"):
+        read_topics_file(path)

@@ -257,11 +257,11 @@ def cmd_figures(args) -> None:
     import pandas as pd
 
     from .plots import write_figures
-    from .tables import TableSpec, load_cells, summarise
+    from .tables import TableSpec, chosen_means, load_cells
 
     spec = TableSpec(**json.loads(args.spec))
     evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
-    summary = summarise(evaluations, spec)
+    summary = chosen_means(evaluations, spec, spec.select_by)
     write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
 
@@ -327,11 +327,15 @@ def cmd_findings(args) -> None:
     cells = pd.DataFrame(_json_argument(args.cells))
     evaluations = load_cells(cells)
     rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
-    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows)
+    # Each selection's chosen points once: the claims and the per-query evidence share them.
+    chosen_by_selection = {selection: chosen_points(evaluations, replace(spec, selection=selection))
+                           if not evaluations.empty else {} for selection in args.selections}
+    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows,
+                                          chosen_by_row=chosen_by_selection[selection])
                           for selection in args.selections], ignore_index=True)
     write_findings(findings, spec.title or spec.experiment, spec.alpha, args.table_dir)
     evidence_spec = replace(spec, selection=args.selections[0])
-    chosen = chosen_points(evaluations, evidence_spec) if not evaluations.empty else {}
+    chosen = chosen_by_selection[args.selections[0]]
     write_evidence(chosen, evidence_spec, query_texts(cells), args.table_dir, args.figure_dir)
     log.info("%d claims on %d rows: %s", len(claims), len(rows), findings["verdict"].value_counts().to_dict())
 

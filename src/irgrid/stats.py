@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from .errors import ConfigError
 
@@ -60,20 +59,31 @@ def align(system: pd.Series, baseline: pd.Series) -> tuple[np.ndarray, np.ndarra
         if values.index.has_duplicates:
             duplicated = sorted(values.index[values.index.duplicated()].unique())[:5]
             raise ValueError(f"paired test: {name} lists queries more than once: {duplicated}")
-    if set(system.index) != set(baseline.index):
-        only_system = sorted(set(system.index) - set(baseline.index))[:5]
-        only_baseline = sorted(set(baseline.index) - set(system.index))[:5]
+    # The qids as one Python list each (tolist), not iterated one by one out of an Arrow-backed
+    # index: tables and findings align every model with the baseline on every row and measure.
+    system_qids, baseline_qids = system.index.tolist(), baseline.index.tolist()
+    if set(system_qids) != set(baseline_qids):
+        only_system = sorted(set(system_qids) - set(baseline_qids))[:5]
+        only_baseline = sorted(set(baseline_qids) - set(system_qids))[:5]
         raise ValueError(
             "paired test on different query sets: "
             f"only in system {only_system}, only in baseline {only_baseline}"
         )
-    qids = sorted(system.index)
+    qids = sorted(system_qids)
     a = system.loc[qids].to_numpy(dtype=float)
     b = baseline.loc[qids].to_numpy(dtype=float)
-    missing = [qid for qid, x, y in zip(qids, a, b) if np.isnan(x) or np.isnan(y)]
-    if missing:
-        raise ValueError(f"paired test: missing (NaN) per-query values for queries {missing[:5]}")
+    missing = np.flatnonzero(np.isnan(a) | np.isnan(b))
+    if len(missing):
+        raise ValueError(f"paired test: missing (NaN) per-query values for queries {[qids[i] for i in missing[:5]]}")
     return a, b
+
+
+def _scipy_stats():
+    """scipy.stats, imported on first use: the import costs ~0.5 s of CPU, and the jobs that only
+    select parameter points or draw figures from this module never test anything."""
+    from scipy import stats
+
+    return stats
 
 
 def _check_alternative(alternative: str) -> None:
@@ -106,7 +116,7 @@ def paired_ttest(system: pd.Series, baseline: pd.Series, alternative: str = "two
             agrees = alternative == "two-sided" or (alternative == "greater") == (sign > 0)
             p_value = 0.0 if agrees else 1.0
     else:
-        result = scipy_stats.ttest_rel(a, b, alternative=alternative)
+        result = _scipy_stats().ttest_rel(a, b, alternative=alternative)
         statistic, p_value = float(result.statistic), float(result.pvalue)
     return TestResult(statistic, p_value, _mean(difference), len(a))
 
@@ -140,7 +150,7 @@ def wilcoxon_test(
     difference = a - b
     if not np.any(difference != 0):
         return TestResult(0.0, 1.0, _mean(difference), len(a))
-    result = scipy_stats.wilcoxon(a, b, zero_method=zero_method, alternative=alternative)
+    result = _scipy_stats().wilcoxon(a, b, zero_method=zero_method, alternative=alternative)
     return TestResult(float(result.statistic), float(result.pvalue), _mean(difference), len(a))
 
 
@@ -251,7 +261,7 @@ def bootstrap_ci(
         raise ValueError("bootstrap confidence interval of no queries")
     if np.all(difference == difference[0]):
         return float(difference[0]), float(difference[0])
-    result = scipy_stats.bootstrap(
+    result = _scipy_stats().bootstrap(
         (difference,),
         np.mean,
         n_resamples=num_resamples,
@@ -445,7 +455,10 @@ def apply_selection(per_query_all_measures: pd.DataFrame, query_params: pd.Serie
     if query_params.index.has_duplicates:
         raise ValueError("query_params lists a query more than once")
     frame = per_query_all_measures
-    all_qids = set(frame["qid"])
+    # Sets of the distinct values (unique), not of every row: a model's values hold each qid once
+    # per point and measure, and building a set from an Arrow-backed column one element at a time
+    # was most of a cross-validated table's time.
+    all_qids = set(frame["qid"].unique())
     selected_qids = set(query_params.index)
     if all_qids != selected_qids:
         raise ValueError(
@@ -457,11 +470,13 @@ def apply_selection(per_query_all_measures: pd.DataFrame, query_params: pd.Serie
     selected = frame.loc[frame["params"] == wanted, ["qid", "measure", "value"]].reset_index(drop=True)
     if selected.duplicated(["qid", "measure"]).any():
         raise ValueError("a query has more than one value for a measure at its chosen point")
-    for measure, rows in selected.groupby("measure", sort=False):
-        lacking = sorted(selected_qids - set(rows["qid"]))
-        if lacking:
-            raise ValueError(f"measure {measure!r} has no value at the chosen point for queries {lacking[:5]}")
-    lacking_measures = set(frame["measure"]) - set(selected["measure"])
+    # Without duplicates, and with every qid one of the selection's, a measure lacks a query exactly
+    # when it has fewer rows than there are queries: only those measures need their sets.
+    rows_per_measure = selected.groupby("measure", sort=False).size()
+    for measure in rows_per_measure.index[rows_per_measure.to_numpy() < len(selected_qids)]:
+        lacking = sorted(selected_qids - set(selected.loc[selected["measure"] == measure, "qid"].unique()))
+        raise ValueError(f"measure {measure!r} has no value at the chosen point for queries {lacking[:5]}")
+    lacking_measures = set(frame["measure"].unique()) - set(selected["measure"].unique())
     if lacking_measures:
         raise ValueError(f"measures {sorted(lacking_measures)} have no value at any chosen point")
     return selected
@@ -482,7 +497,7 @@ def spearman(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> 
             raise ValueError(f"spearman needs two sequences of the same length, got {a.shape} and {b.shape}")
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan"), float("nan")
-    result = scipy_stats.spearmanr(a, b)
+    result = _scipy_stats().spearmanr(a, b)
     return float(result.statistic), float(result.pvalue)
 
 

@@ -39,19 +39,31 @@ def per_query_differences(chosen: Mapping[str, tuple[str, pd.DataFrame]], model:
     return frame.sort_values(["difference", "qid"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
+def differences_by_panel(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[str, pd.DataFrame]]],
+                         spec: TableSpec) -> dict[tuple[tuple[str, str], str], pd.DataFrame]:
+    """(row, model) -> :func:`per_query_differences` of the model against the baseline on the selection
+    measure, for every row and every model but the baseline: once for the table and the figure."""
+    return {(row, model): per_query_differences(chosen, model, spec.baseline, spec.select_by)
+            for row, chosen in chosen_by_row.items() for model in spec.models if model != spec.baseline}
+
+
 def gains_and_losses(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[str, pd.DataFrame]]],
                      spec: TableSpec, texts: Mapping[tuple[str, str], Mapping[str, str]],
-                     top: int = TOP_QUERIES) -> pd.DataFrame:
+                     top: int = TOP_QUERIES,
+                     differences: Mapping[tuple[tuple[str, str], str], pd.DataFrame] | None = None) -> pd.DataFrame:
     """The ``top`` largest gains (difference > 0) and losses (< 0) of every model against the baseline
-    per row, with each query's text (``texts``: row -> qid -> text)."""
+    per row, with each query's text (``texts``: row -> qid -> text). ``differences``: the
+    :func:`differences_by_panel` of ``chosen_by_row``, when the caller has them."""
+    if differences is None:
+        differences = differences_by_panel(chosen_by_row, spec)
     lines = []
-    for (collection, queryset), chosen in chosen_by_row.items():
+    for collection, queryset in chosen_by_row:
         for model in spec.models:
             if model == spec.baseline:
                 continue
-            differences = per_query_differences(chosen, model, spec.baseline, spec.select_by)
-            gains = differences[differences["difference"] > 0].head(top)
-            losses = differences[differences["difference"] < 0].iloc[::-1].head(top)
+            panel = differences[((collection, queryset), model)]
+            gains = panel[panel["difference"] > 0].head(top)
+            losses = panel[panel["difference"] < 0].iloc[::-1].head(top)
             for kind, part in (("gain", gains), ("loss", losses)):
                 for rank, entry in enumerate(part.itertuples(index=False), start=1):
                     lines.append({"collection": collection, "queryset": queryset, "model": model,
@@ -63,9 +75,14 @@ def gains_and_losses(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[
 
 
 def plot_per_query(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[str, pd.DataFrame]]],
-                   spec: TableSpec, stem: Path) -> list[Path]:
-    """A panel per row (down) and model against the baseline (across): sorted per-query differences."""
+                   spec: TableSpec, stem: Path,
+                   differences: Mapping[tuple[tuple[str, str], str], pd.DataFrame] | None = None) -> list[Path]:
+    """A panel per row (down) and model against the baseline (across): sorted per-query differences
+    (``differences``: the :func:`differences_by_panel` of ``chosen_by_row``, when the caller has them)."""
     from ..plots import _save, plt
+
+    if differences is None:
+        differences = differences_by_panel(chosen_by_row, spec)
 
     models = [model for model in spec.models if model != spec.baseline]
     rows = list(chosen_by_row)
@@ -81,17 +98,17 @@ def plot_per_query(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[st
     for r, row in enumerate(rows):
         for c, model in enumerate(models):
             axis = axes[r][c]
-            differences = per_query_differences(chosen_by_row[row], model, spec.baseline, spec.select_by)["difference"]
-            positions = range(1, len(differences) + 1)
-            colors = ["#2a7f3f" if d > 0 else "#b2302e" for d in differences]
-            if len(differences) <= MAX_BARS:
-                axis.bar(positions, differences, width=1.0, color=colors, linewidth=0)
+            panel = differences[(row, model)]["difference"]
+            positions = range(1, len(panel) + 1)
+            colors = ["#2a7f3f" if d > 0 else "#b2302e" for d in panel]
+            if len(panel) <= MAX_BARS:
+                axis.bar(positions, panel, width=1.0, color=colors, linewidth=0)
             else:
-                axis.fill_between(positions, 0, differences, step="mid", color="#555555", linewidth=0)
+                axis.fill_between(positions, 0, panel, step="mid", color="#555555", linewidth=0)
             axis.axhline(0, color="black", linewidth=0.6)
-            wins, losses = int((differences > 0).sum()), int((differences < 0).sum())
+            wins, losses = int((panel > 0).sum()), int((panel < 0).sum())
             axis.set_title(f"{label(model, model)} − {label(spec.baseline, spec.baseline)}\n"
-                           f"{row[0]} ({row[1]}): +{wins} / −{losses} / ={len(differences) - wins - losses}",
+                           f"{row[0]} ({row[1]}): +{wins} / −{losses} / ={len(panel) - wins - losses}",
                            fontsize="x-small")
             axis.set_xlabel("queries, sorted by difference", fontsize="x-small")
             if c == 0:
@@ -127,11 +144,11 @@ def gains_and_losses_html(table: pd.DataFrame, labels: Mapping[str, str]) -> str
 
 def query_texts(cells: pd.DataFrame) -> dict[tuple[str, str], dict[str, str]]:
     """Row (collection, queryset label) -> qid -> query text, from the cells' topics files."""
-    from ..retrieve import read_topics
+    from ..tables import read_topics_file
 
     texts = {}
     for (collection, queryset), rows in cells.groupby(["collection", "queryset"], sort=False):
-        topics = read_topics(rows["topics"].iloc[0])
+        topics = read_topics_file(rows["topics"].iloc[0])
         texts[(collection, queryset)] = dict(zip(topics["qid"].astype(str), topics["text"].astype(str)))
     return texts
 
@@ -140,9 +157,10 @@ def write_evidence(chosen_by_row, spec: TableSpec, texts, table_dir, figure_dir)
     """per_query.{csv,html} (largest gains and losses) and the figure per_query.{svg,png}."""
     from ..io import write_text
 
-    table = gains_and_losses(chosen_by_row, spec, texts)
+    differences = differences_by_panel(chosen_by_row, spec)
+    table = gains_and_losses(chosen_by_row, spec, texts, differences=differences)
     table_dir = Path(table_dir)
     write_text(table.to_csv(index=False), table_dir / "per_query.csv")
     write_text(gains_and_losses_html(table, spec.model_labels), table_dir / "per_query.html")
     return [table_dir / "per_query.csv", table_dir / "per_query.html",
-            *plot_per_query(chosen_by_row, spec, Path(figure_dir) / "per_query")]
+            *plot_per_query(chosen_by_row, spec, Path(figure_dir) / "per_query", differences=differences)]

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..stats import bootstrap_ci, correct_p_values, paired_test
@@ -50,13 +51,43 @@ def verdict(difference: float, p_corrected: float, alpha: float, num_queries: in
 
 def evaluate_claims(evaluations: pd.DataFrame, spec: TableSpec, claims: Sequence[Claim],
                     rows: Sequence[tuple[str, str]] = (), confidence: float = CONFIDENCE,
-                    resamples: int = RESAMPLES, method: str = "BCa") -> pd.DataFrame:
+                    resamples: int = RESAMPLES, method: str = "BCa",
+                    chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[str, pd.DataFrame]]] | None = None
+                    ) -> pd.DataFrame:
     """One line per claim and row (``COLUMNS``). ``rows``: every (collection, queryset) the experiment
-    runs, so a row without judged queries (absent from ``evaluations``) still gets its line."""
-    chosen_by_row = chosen_points(evaluations, spec) if not evaluations.empty else {}
+    runs, so a row without judged queries (absent from ``evaluations``) still gets its line.
+    ``chosen_by_row``: :func:`irgrid.tables.chosen_points` of ``evaluations`` under ``spec``, when the
+    caller has it already (``irgrid findings`` reuses it for the per-query evidence)."""
+    if chosen_by_row is None:
+        chosen_by_row = chosen_points(evaluations, spec) if not evaluations.empty else {}
     all_rows = list(dict.fromkeys([*rows, *chosen_by_row]))
     if spec.selection == "tuned":
         all_rows = [row for row in all_rows if row[1] in spec.tune_on]
+    # Claims share models and baselines: each model's values and each family's tests once per row.
+    per_query_cache: dict[tuple, pd.Series] = {}
+    family_cache: dict[tuple, tuple[list[str], list[float], np.ndarray]] = {}
+
+    def per_query(row: tuple[str, str], model: str, measure: str) -> pd.Series:
+        key = (row, model, measure)
+        if key not in per_query_cache:
+            per_query_cache[key] = _per_query(chosen_by_row[row], model, measure)
+        return per_query_cache[key]
+
+    def family_tests(row: tuple[str, str], than: str, measure: str) -> tuple[list[str], list[float], np.ndarray]:
+        key = (row, than, measure)
+        if key not in family_cache:
+            family = [model for model in spec.models if model != than]
+            p_values = []
+            for model in family:
+                try:
+                    result = paired_test(spec.test, per_query(row, model, measure), per_query(row, than, measure),
+                                         alternative=spec.alternative)
+                    p_values.append(result.p_value)
+                except ValueError:  # e.g. a test undefined on these values: untested, not in the family
+                    p_values.append(math.nan)
+            family_cache[key] = (family, p_values, correct_p_values(p_values, spec.correction))
+        return family_cache[key]
+
     lines = []
     for claim in claims:
         for collection, queryset in all_rows:
@@ -64,22 +95,13 @@ def evaluate_claims(evaluations: pd.DataFrame, spec: TableSpec, claims: Sequence
                     "collection": collection, "queryset": queryset, "better": claim.better, "than": claim.than,
                     "measure": claim.measure, "test": spec.test, "alternative": spec.alternative,
                     "correction": spec.correction}
-            chosen = chosen_by_row.get((collection, queryset))
-            than = _per_query(chosen, claim.than, claim.measure) if chosen else pd.Series(dtype=float)
+            row = (collection, queryset)
+            than = per_query(row, claim.than, claim.measure) if chosen_by_row.get(row) else pd.Series(dtype=float)
             if than.empty:
                 lines.append({**line, "num_queries": 0, "verdict": verdict(0.0, math.nan, spec.alpha, 0)})
                 continue
-            family = [model for model in spec.models if model != claim.than]
-            p_values = []
-            for model in family:
-                try:
-                    result = paired_test(spec.test, _per_query(chosen, model, claim.measure), than,
-                                         alternative=spec.alternative)
-                    p_values.append(result.p_value)
-                except ValueError:  # e.g. a test undefined on these values: untested, not in the family
-                    p_values.append(math.nan)
-            corrected = correct_p_values(p_values, spec.correction)
-            better = _per_query(chosen, claim.better, claim.measure)
+            family, p_values, corrected = family_tests(row, claim.than, claim.measure)
+            better = per_query(row, claim.better, claim.measure)
             difference = float((better - than.reindex(better.index)).mean())
             low, high = bootstrap_ci(better, than, confidence=confidence, num_resamples=resamples, seed=spec.seed,
                                      method=method)
