@@ -250,6 +250,12 @@ def test_a_build_without_a_scheduler_uses_threads_for_small_shards_and_processes
     assert build_mod.default_local_scheduler(shards) == "threads"
     monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2000)  # 2,000 bytes in all: not below
     assert build_mod.default_local_scheduler(shards) == "processes"
+    # what the workflow's build_index job reserves: one core on threads, all it has on processes,
+    # all it has while the shards are still to be written
+    assert build_mod.local_build_cores(tmp_path, 2) == 2
+    monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2001)
+    assert build_mod.local_build_cores(tmp_path, 2) == 1
+    assert build_mod.local_build_cores(tmp_path / "not-yet", 2) == 2
 
 
 def test_distributed_cluster_gives_same_bytes(tmp_path):

@@ -1,5 +1,5 @@
 # Document shards -> partitioned Parquet inverted index (positions kept), built with Dask.
-from irgrid.index.build import forward_index_needed
+from irgrid.index.build import forward_index_needed, local_build_cores
 
 
 rule build_index:
@@ -23,7 +23,8 @@ rule build_index:
         # where the build runs (irgrid.jobs.placement): taking `output` keeps it out of the rerun
         # trigger, since the index's bytes do not depend on it
         placement=lambda wildcards, output: INDEX_PLACEMENT.arguments(),
-    threads: INDEX_PLACEMENT.threads(2)
+    # a small collection is indexed on threads, one busy core (irgrid.index.build.local_build_cores)
+    threads: lambda wildcards, input: INDEX_PLACEMENT.threads(local_build_cores(input.docs, 2))
     resources:
         # with a Dask cluster doing the work the job only drives it: 1 core, 1 GB
         mem_mb=INDEX_PLACEMENT.mem_mb(),

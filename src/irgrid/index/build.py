@@ -160,6 +160,20 @@ def default_local_scheduler(shards) -> str:
     return "threads" if size < THREADS_BELOW_BYTES else "processes"
 
 
+def local_build_cores(docs_dir: str | os.PathLike, cores: int) -> int:
+    """The cores a local build of ``docs_dir`` given no scheduler keeps busy: 1 on threads, else ``cores``.
+
+    What the workflow's ``build_index`` job reserves: a small collection's build (threads, pure
+    Python analysis) keeps one core busy, and reserving two left the other idle whenever the only
+    jobs ready were index builds (the default run had minutes of one busy core). Before the shards
+    exist (Snakemake planning its jobs) it is ``cores``; Snakemake asks again once the job is ready.
+    """
+    paths = list(Path(docs_dir).glob("part-*.parquet"))
+    if not paths:
+        return cores
+    return 1 if default_local_scheduler([(path, 0) for path in paths]) == "threads" else cores
+
+
 def _progress_lines(out, every_seconds: float):
     """A local build's progress in a log file: a line at most every ``every_seconds``, on task completion.
 
