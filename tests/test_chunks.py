@@ -26,6 +26,7 @@ from irgrid.config import (
     Chunk,
     ChunkCell,
     all_cells,
+    cell_hash,
     experiment_cells,
     load_config,
     point_hash,
@@ -180,6 +181,26 @@ def test_cells_shared_by_experiments_are_grouped_once_over_their_union():
     assert {cell.model for cell in adi.cells if cell.family == "ql_dirichlet"} == {"ql"}
     assert len(groups[("adi", "porter_smart")].cells) == 4
     assert len(all_cells(config)) == 61 + 2 + 60 + 2 + 4
+
+
+def test_a_models_grid_up_to_chunk_size_stays_in_one_chunk_and_a_changed_value_reruns_one():
+    """Many models on one query set: each model's points share a chunk (cell_hash puts the model's
+    digest first), so changing a value of one grid (here a row of 4 points) changes one chunk."""
+    def models(k1_values):
+        grids = {f"m{i}": {"family": "ql_dirichlet", "grid": {"mu": [100 * (i + 1), 100 * (i + 2)]}} for i in range(30)}
+        grids["bm25"] = {"family": "bm25", "grid": {"k1": k1_values, "b": [0.3, 0.5, 0.75, 0.9]}}
+        return grids
+
+    k1 = [0.6, 0.9, 1.2, 1.5, 2.0, 3.0, 4.0, 6.0]  # 32 points
+    before = retrieval_chunks(config_of({"e": experiment(["adi"], "porter", models(k1))}, chunk_size=50))
+    after = retrieval_chunks(config_of({"e": experiment(["adi"], "porter", models(k1[:-1] + [5.0]))}, chunk_size=50))
+    assert len(before) > 1
+    holding_bm25 = [chunk for chunk in before if any(cell.model == "bm25" for cell in chunk.cells)]
+    assert len(holding_bm25) == 1 and sum(cell.model == "bm25" for cell in holding_bm25[0].cells) == 32
+    changed = [chunk for chunk in after if chunk not in before]
+    assert len(changed) == 1 and {c.params for c in changed[0].cells if c.model == "bm25"} >= {"k1~5_b~0.3"}
+    # the digest of the model leads: every point of a model shares its leading 32 bits
+    assert len({cell_hash(f"bm25/k1~{k}_b~0.3") >> 32 for k in k1}) == 1
 
 
 def test_two_models_at_the_same_point_are_two_cells_of_a_chunk():

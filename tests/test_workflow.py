@@ -46,7 +46,7 @@ import yaml
 
 from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
 from irgrid.collections.sources import ChecksumError
-from irgrid.config import experiment_cells, load_config, split_by_hash
+from irgrid.config import cell_hash, experiment_cells, load_config, split_by_hash
 from irgrid.errors import ConfigError
 from irgrid.io import atomic_path, write_parquet
 
@@ -470,9 +470,9 @@ def test_adding_a_point_reruns_only_the_chunk_it_falls_into(chunked_workflow):
     assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
     assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "findings": 1, "report": 1, "all": 1}
     # Exactly the chunks that irgrid.config.split_by_hash changes, nothing else.
-    # A chunk's cells are split by the hash of model/point (the chunk's ChunkCell.key).
-    before = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in MUS], CHUNK_SIZE)
-    after = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE)
+    # A chunk's cells are split by the digest of model, then point (ChunkCell.key, cell_hash).
+    before = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in MUS], CHUNK_SIZE, digest=cell_hash)
+    after = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE, digest=cell_hash)
     changed = [(label, keys) for label, keys in after if (label, keys) not in before]
     assert set(retrieve) == {f"retrieve.adi.porter.text.{label}" for label, _ in changed}
     assert rerun == {f"results/adi/runs/porter/text/{key}.parquet" for _, keys in changed for key in keys}

@@ -380,7 +380,19 @@ def point_hash(params: str) -> int:
     return int.from_bytes(hashlib.blake2b(params.encode("utf-8"), digest_size=HASH_BITS // 8).digest(), "big")
 
 
-def split_by_hash(params: Iterable[str], chunk_size: int) -> list[tuple[str, tuple[str, ...]]]:
+def cell_hash(key: str) -> int:
+    """A chunk cell's digest (key ``model/point``): the model's leading 32 bits, then the point's.
+
+    Sorted by it, a model's points are neighbours in the trie of :func:`split_by_hash`: a grid of
+    up to ``chunk_size`` points stays in one chunk (with other models' cells beside it), so changing
+    one of its values reruns that chunk. Digests of the whole key would spread a model's points over
+    every chunk of its query set, and a changed value (a row of a grid) would rerun several.
+    """
+    model, _, params = key.partition("/")
+    return (point_hash(model) >> 32 << 32) | (point_hash(params) >> 32)
+
+
+def split_by_hash(params: Iterable[str], chunk_size: int, digest=None) -> list[tuple[str, tuple[str, ...]]]:
     """Encoded points split into chunks of at most ``chunk_size``, each labelled by a hash prefix.
 
     The chunks are the leaves of a binary trie over the points' hash bits: a set of more than
@@ -389,11 +401,13 @@ def split_by_hash(params: Iterable[str], chunk_size: int) -> list[tuple[str, tup
     (which may split in two) and no other; a modulo over a point count would move nearly every
     point whenever the count crosses a multiple of ``chunk_size``. Returns ``(label, points)``
     pairs, label = the prefix's bits (``WHOLE_GROUP`` when nothing was split), points sorted;
-    the partition depends on the set of points only, not on their order.
+    the partition depends on the set of points only, not on their order. ``digest``: the 64-bit
+    digest of a point (default :func:`point_hash`; chunks of cells use :func:`cell_hash`).
     """
     if chunk_size < 1:
         raise ConfigError(f"retrieval/chunk_size must be at least 1, found {chunk_size}")
-    hashed = sorted((point_hash(encoded), encoded) for encoded in set(params))
+    digest = digest or point_hash
+    hashed = sorted((digest(encoded), encoded) for encoded in set(params))
     chunks: list[tuple[str, tuple[str, ...]]] = []
 
     def split(members: list[tuple[int, str]], prefix: str) -> None:
@@ -490,8 +504,9 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
 
     Chunks are computed over the union of the experiments' cells, so a cell two experiments
     share is produced by one job. The cells of a collection, analyzer and query set are split
-    by the hash of model and point (split_by_hash): a new or removed point changes the one chunk
-    it falls into. Order: first appearance in the config, then hash prefix.
+    by the digest of model, then point (split_by_hash, cell_hash): a new or removed point changes
+    the one chunk it falls into, and a model's grid of up to chunk_size points is in one chunk.
+    Order: first appearance in the config, then hash prefix.
     """
     chunk_size = config["retrieval"]["chunk_size"]
     groups: dict[tuple[str, str, str, bool], dict[str, ChunkCell]] = {}
@@ -501,7 +516,7 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
         groups.setdefault(key, {})[member.key] = member
     chunks = []
     for (collection, analyzer, queryset, uses_parses), members in groups.items():
-        for label, keys in split_by_hash(members, chunk_size):
+        for label, keys in split_by_hash(members, chunk_size, digest=cell_hash):
             label = f"parses-{label}" if uses_parses else label
             chunks.append(Chunk(collection, analyzer, queryset, label, tuple(members[k] for k in keys), uses_parses))
     named: dict[str, Chunk] = {}
