@@ -247,9 +247,9 @@ def test_a_build_without_a_scheduler_uses_threads_for_small_shards_and_processes
     for path, _ in shards:
         path.write_bytes(b"x" * 1000)
     monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2001)
-    assert build_mod.default_local_scheduler(shards) == "threads"
+    assert build_mod.default_local_scheduler([path for path, _ in shards]) == "threads"
     monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 2000)  # 2,000 bytes in all: not below
-    assert build_mod.default_local_scheduler(shards) == "processes"
+    assert build_mod.default_local_scheduler([path for path, _ in shards]) == "processes"
     # what the workflow's build_index job reserves: one core on threads, all it has on processes,
     # all it has while the shards are still to be written
     assert build_mod.local_build_cores(tmp_path, 2) == 2

@@ -126,16 +126,17 @@ def cmd_retrieve(args) -> None:
     topics = read_topics(args.topics)
     from .report.provenance import run_provenance, write_run_with_provenance
 
+    # read once (it hashes the topics file): only the family differs between the chunk's runs
+    made_by = run_provenance(args.index, args.topics, families[0], "", args.depth)
     writing = 0.0
     for family, positions in positions_of.items():
         runs = retrieve_grid(index, topics, family, [points[p] for p in positions], depth=args.depth, as_arrow=True,
                              threads=args.threads, parses=args.parses)
         scored = time.perf_counter()
-        made_by = run_provenance(args.index, args.topics, family, "", args.depth)
         for run, position in zip(runs, positions):
             out, encoded = args.out[position], args.params[position]
             if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
-                write_run_with_provenance(run, out, {**made_by, "params": encoded})
+                write_run_with_provenance(run, out, {**made_by, "family": family, "params": encoded})
             else:
                 write_run(run, out)
             if args.trec:

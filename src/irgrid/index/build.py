@@ -154,9 +154,9 @@ def forward_index_needed(config, collection: str, analyzer: str) -> bool:
 THREADS_BELOW_BYTES = 8 * 2**20
 
 
-def default_local_scheduler(shards) -> str:
+def default_local_scheduler(shard_paths) -> str:
     """The local Dask scheduler of a build given no scheduler: ``threads`` for small shards, else ``processes``."""
-    size = sum(os.stat(path).st_size for path, _ in shards)
+    size = sum(os.stat(path).st_size for path in shard_paths)
     return "threads" if size < THREADS_BELOW_BYTES else "processes"
 
 
@@ -171,7 +171,7 @@ def local_build_cores(docs_dir: str | os.PathLike, cores: int) -> int:
     paths = list(Path(docs_dir).glob("part-*.parquet"))
     if not paths:
         return cores
-    return 1 if default_local_scheduler([(path, 0) for path in paths]) == "threads" else cores
+    return 1 if default_local_scheduler(paths) == "threads" else cores
 
 
 def _progress_lines(out, every_seconds: float):
@@ -289,7 +289,7 @@ def build_index(
     num_forward = max(1, -(-n // FORWARD_PART_DOCS)) if forward else 0
 
     if scheduler is None:
-        scheduler = default_local_scheduler(shards)
+        scheduler = default_local_scheduler([path for path, _ in shards])
     local, client, owns_client = _resolve_scheduler(scheduler)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(out_dir)  # what a killed build of this index left

@@ -31,7 +31,7 @@ def coalesce(schedule_reevaluation):
     """The replacement for ``JobScheduler._schedule_reevalutation`` (``schedule_reevaluation``: the original)."""
 
     def one_pending_timer(self, delay) -> None:
-        with _lock_of(self):
+        with _TIMER_LOCK:
             due = time.monotonic() + delay
             pending = getattr(self, "_irgrid_timer_due", None)
             if pending is not None and pending <= due:
@@ -39,7 +39,7 @@ def coalesce(schedule_reevaluation):
             self._irgrid_timer_due = due
 
         def fire() -> None:
-            with _lock_of(self):
+            with _TIMER_LOCK:
                 if getattr(self, "_irgrid_timer_due", None) == due:
                     self._irgrid_timer_due = None
             self._open_jobs.release()
@@ -51,17 +51,9 @@ def coalesce(schedule_reevaluation):
     return one_pending_timer
 
 
-_LOCKS_GUARD = threading.Lock()
-
-
-def _lock_of(scheduler) -> threading.Lock:
-    # A lock of our own: the scheduler's _lock is held by its loop while it calls us.
-    with _LOCKS_GUARD:
-        lock = getattr(scheduler, "_irgrid_timer_lock", None)
-        if lock is None:
-            lock = threading.Lock()
-            scheduler._irgrid_timer_lock = lock
-        return lock
+# A lock of our own, not the scheduler's _lock: its loop holds that one while it calls us. One for
+# all schedulers: a Snakemake process has one, and the lock is held for a few instructions.
+_TIMER_LOCK = threading.Lock()
 
 
 def coalesce_reevaluation_timers(scheduler_class=None) -> bool:

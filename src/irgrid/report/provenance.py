@@ -84,8 +84,6 @@ def write_run_with_provenance(run: pa.Table, path: str | os.PathLike, provenance
     from ..io import write_json, write_parquet
     from ..retrieve import RUN_COLUMNS, RUN_SCHEMA
 
-    # An older run's sidecar goes first: a write failing midway must not leave it describing no run.
-    sidecar_path(path).unlink(missing_ok=True)
     schema = RUN_SCHEMA.with_metadata({METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
     # An older run's sidecar must not outlive a write that fails: it would describe a run that is gone.
     sidecar_path(path).unlink(missing_ok=True)
