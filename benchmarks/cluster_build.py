@@ -7,8 +7,10 @@ The collection is scale.py's synthetic one (``SyntheticSpec(num_docs=N)``, gener
 the analyzer scale.py's (lucene, no stemmer, no stop words, positions kept), ``num_buckets=None``.
 Configurations (each build in a fresh child process, repeats interleaved, medians [min-max]):
 
-  local-W     ``build_index(..., scheduler=None, num_workers=W)``: the local process pool irgrid uses by
-              default; per-task start and stop from ``dask.diagnostics.Profiler``
+  local-W     ``build_index(..., scheduler=None, num_workers=W)``: the local pool irgrid uses by default
+              (threads for this collection of plain words, ``default_local_scheduler``; processes
+              for one whose analysis runs in Python); per-task start and stop from
+              ``dask.diagnostics.Profiler``
   cluster-W   a ``distributed.LocalCluster(n_workers=W, threads_per_worker=1, processes=True)``
               started in the child (its start-up timed apart), its scheduler address passed to
               ``build_index(..., scheduler=address)`` as the workflow passes ``dask.scheduler``;

@@ -185,7 +185,7 @@ def summarise(results: dict, num_queries: int) -> dict:
         summary[family] = {
             "open_s": [r["open_s"] for r in runs],
             "qps": [num_queries / sum(lat) for lat in latencies],
-            "qps_with_open": [num_queries / (sum(lat) + r["open_s"]) for lat, r in zip(latencies, runs)],
+            "qps_with_open": [scale.qps_with_open(r) for r in runs],
             "p50_ms": [1000 * scale.percentile(lat, 50) for lat in latencies],
             "p95_ms": [1000 * scale.percentile(lat, 95) for lat in latencies],
             "peak_rss_mib": [r["peak_rss_bytes"] / 2**20 for r in runs],

@@ -258,6 +258,47 @@ def test_a_build_without_a_scheduler_uses_threads_for_small_shards_and_processes
     assert build_mod.local_build_cores(tmp_path / "not-yet", 2) == 2
 
 
+def test_a_large_collection_is_built_on_threads_only_when_its_analysis_is_almost_all_gil_free(tmp_path, monkeypatch):
+    def shards(name, texts):
+        directory = tmp_path / name
+        directory.mkdir()
+        pq.write_table(pa.table({"docno": [f"d{i}" for i in range(len(texts))], "text": texts}),
+                       directory / "part-0000.parquet")
+        return sorted(directory.glob("part-*.parquet"))
+
+    monkeypatch.setattr(build_mod, "THREADS_BELOW_BYTES", 1)  # every collection counts as large
+    plain = Analyzer.from_dict({"tokenizer": "lucene", "stemmer": "none"})
+    # 1,000 plain words a document, one distinct word with punctuation in all: 1 / 2,000 of the words
+    words = " ".join(f"w{i % 50}" for i in range(1000))
+    ascii_words = shards("ascii", [words + " end.", words + " end."])
+    assert build_mod.python_analysed_share(ascii_words, plain) == pytest.approx(1 / 2002)
+    assert build_mod.default_local_scheduler(ascii_words, plain) == "threads"
+    # the same words with a stemmer: every distinct word goes through Python (51 of 2,002)
+    porter = Analyzer.from_dict({"tokenizer": "lucene", "stemmer": "porter"})
+    assert build_mod.python_analysed_share(ascii_words, porter) == pytest.approx(51 / 2002)
+    assert build_mod.default_local_scheduler(ascii_words, porter) == "processes"
+    # Chinese runs between spaces: each a new word for Python's tokenizer
+    chinese = shards("chinese", ["資訊檢索 的 模型。 " * 3, "短語 模型 與 不可分性。"])
+    assert build_mod.default_local_scheduler(chinese, Analyzer.from_dict({"tokenizer": "cjk"})) == "processes"
+    # a punctuated word in every tenth: above the share
+    punctuated = shards("punctuated", [" ".join(f"w{i}," if i % 10 == 0 else f"w{i}" for i in range(1000))])
+    assert build_mod.default_local_scheduler(punctuated, plain) == "processes"
+    # without an analyzer (the workflow sizing its job before the build): the size rule alone
+    assert build_mod.default_local_scheduler(ascii_words) == "processes"
+    # a large build on threads is given every core: only the small-shard rule reserves one
+    assert build_mod.local_build_cores(ascii_words[0].parent, 2) == 2
+    # build_index given no scheduler asks with its analyzer, and its bytes are those of a build on processes
+    chosen = []
+    choose = build_mod.default_local_scheduler
+    monkeypatch.setattr(build_mod, "default_local_scheduler", lambda *args: chosen.append(choose(*args)) or chosen[-1])
+    build_index(ascii_words[0].parent, tmp_path / "default-index", plain, num_buckets=2, progress=False, num_workers=2)
+    build_index(ascii_words[0].parent, tmp_path / "processes-index", plain, num_buckets=2, scheduler="processes",
+                progress=False, num_workers=2)
+    assert chosen == ["threads"]
+    threads, processes = file_hashes(tmp_path / "default-index"), file_hashes(tmp_path / "processes-index")
+    assert threads == processes
+
+
 def test_distributed_cluster_gives_same_bytes(tmp_path):
     distributed = pytest.importorskip("distributed")
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))

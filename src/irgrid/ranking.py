@@ -284,7 +284,7 @@ POSTINGS_CHUNK = 512
 # divisor is never zero for a model's parameters and a non-empty collection)
 @njit(cache=True, nogil=True, error_model="numpy")
 def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
-                   term_offsets, query_term_offsets, tfs, posting_lengths, slots, candidates, candidate_offsets,
+                   term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
                    docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
@@ -295,8 +295,12 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     ``weight * part`` of the chunk is added to the point's row of the query's block (P rows of
     its candidates' scores, in cache for a few points: the caller cuts a grid into blocks).
 
-    ``posting_lengths`` are the document lengths of each posting, gathered once for all points:
-    reading them through the docids here would be a cache miss per posting, for every point.
+    A chunk's document lengths (BM25's) are gathered once for the block's points, from the int32
+    ``doc_lengths`` (every document's, in docid order) through the postings' ``docids``; a length
+    is an integer, so its float64 is the one the numpy path uses. Gathering them for the whole
+    query set ahead of the kernel cost an array of 8 bytes a posting (91 MB for the 1M-document
+    benchmark's 11.4M postings) whose fresh pages took 0.1-0.5 s to fault in, more than a point's
+    scoring; the gather here costs ~5 ns a posting and block instead (docs/scale.md).
     ``kernel`` names the formula (:mod:`irgrid.models.formulas`).  Each point's scores are
     added in posting order from zero, then the per-document part and the query weight are
     applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
@@ -321,6 +325,7 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     # postings (contiguous tfs and lengths: SIMD divisions, the bulk of BM25's cost), then added to the
     # point's row of the block (point-major: each point's scores are contiguous for its ranking)
     parts = np.empty(num_points * POSTINGS_CHUNK, np.float64)
+    lengths = np.empty(POSTINGS_CHUNK, np.float64)
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
         n = candidate_offsets[q + 1] - lo
@@ -328,14 +333,16 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
             for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
                 m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
+                if kernel == BM25_KERNEL:
+                    for t in range(m):
+                        lengths[t] = np.float64(doc_lengths[docids[start + t]])
                 for j in range(num_points):
                     row = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
                     constant, weight = term_constants[j, i], term_weights[j, i]
                     if kernel == BM25_KERNEL:
                         k1, b, average = params[j, 0], params[j, 1], params[j, 2]
                         for t in range(m):
-                            row[t] = weight * bm25_part(np.float64(tfs[start + t]),
-                                                        np.float64(posting_lengths[start + t]), constant, k1, b,
+                            row[t] = weight * bm25_part(np.float64(tfs[start + t]), lengths[t], constant, k1, b,
                                                         average)
                     else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
                         for t in range(m):

@@ -274,18 +274,28 @@ class Scorer:
         self.index = index
         self.threads = max(1, int(threads))
         self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
+        # the fused kernels read a posting's document length through its docid: half the bytes in cache
+        self.int_doc_lengths = np.ascontiguousarray(index.doc_lengths, dtype=np.int32)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
-        self.docnos = np.asarray(index.docnos, dtype=object)
-        self.docnos_arrow = pa.array(self.docnos, type=pa.string())
+        # the reader's Arrow docnos when it has them: a million Python strings cost ~0.1 s to make
+        docnos_arrow = getattr(index, "docnos_arrow", None)
+        if docnos_arrow is None:
+            docnos_arrow = pa.array(np.asarray(index.docnos, dtype=object), type=pa.string())
+        self.docnos_arrow = docnos_arrow
         self._docno_rows = _fixed_width_rows(self.docnos_arrow)
         # Position of each docid in docno order: the tie-break key.
         # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
-        self.docno_order = np.empty(len(self.docnos), dtype=np.int32)
+        self.docno_order = np.empty(len(self.docnos_arrow), dtype=np.int32)
         # Sorted by pyarrow on the strings themselves: numpy's fixed-width unicode copy would
         # cost N times the longest docno.
         by_docno = pc.sort_indices(self.docnos_arrow).to_numpy()
-        self.docno_order[by_docno] = np.arange(len(self.docnos), dtype=np.int32)
+        self.docno_order[by_docno] = np.arange(len(self.docnos_arrow), dtype=np.int32)
         self.stats = CollectionStatistics.from_index(index)
+
+    @functools.cached_property
+    def docnos(self) -> np.ndarray:
+        """The docnos in docid order, as a numpy array of Python strings (made on first use)."""
+        return np.asarray(self.index.docnos, dtype=object)
 
     def prepare(self, topics: pd.DataFrame, model: RetrievalModel | None = None,
                 points: Iterable[Mapping[str, float]] = (), parses=None) -> PreparedQuerySet:
@@ -519,17 +529,15 @@ class Scorer:
         if model.kernel == DIRICHLET_KERNEL:
             # the block's points share mu (Scorer._blocks), so its per-posting parts
             posting_parts, candidate_logs = queries.dirichlet_parts(model, inputs[0][1], inputs[0][0][0])
-            posting_lengths = np.zeros(0, dtype=np.float64)
         else:
             posting_parts = candidate_logs = np.zeros(0, dtype=np.float64)
-            posting_lengths = queries.posting_lengths
 
         def rank_queries(lo: int, hi: int):
             return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
                                   query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
-                                  queries.tfs, posting_lengths, queries.global_slots, queries.candidates,
-                                  queries.candidate_offsets, self.docno_order, depth, lo, hi, posting_parts,
-                                  candidate_logs)
+                                  queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
+                                  queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
+                                  posting_parts, candidate_logs)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)

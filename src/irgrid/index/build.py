@@ -53,6 +53,7 @@ from irgrid.analysis import Analyzer
 from irgrid.errors import ConfigError, InputFormatError
 from irgrid.index.format import FORMAT_VERSION, FORWARD_PART_DOCS
 from irgrid.index.tasks import (
+    SIMPLE_WORD,
     TOKENS_PER_BUCKET,
     analyze_shard,
     iter_batches,
@@ -107,6 +108,20 @@ def list_shards(docs_dir: str | os.PathLike) -> list[tuple[Path, int]]:
     return shards
 
 
+def _sample_words(paths) -> tuple[int, pa.Array]:
+    """``(documents, words)`` of the first ``SAMPLE_DOCS`` documents of the shards at ``paths``:
+    their whitespace-separated words, in order."""
+    sampled_docs, words = 0, []
+    for path in paths:
+        for _, _, texts in iter_batches(str(path), batch_rows=SAMPLE_DOCS - sampled_docs):
+            words.append(pc.list_flatten(pc.utf8_split_whitespace(pc.fill_null(texts, ""))))
+            sampled_docs += len(texts)
+            break
+        if sampled_docs >= SAMPLE_DOCS:
+            break
+    return sampled_docs, pa.concat_arrays(words) if words else pa.array([], pa.string())
+
+
 def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
     """Buckets for about ``TOKENS_PER_BUCKET`` tokens each, at least ``MIN_BUCKETS``.
 
@@ -115,18 +130,10 @@ def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
     same collection gets the same buckets, hence the same index bytes).
     """
     num_docs = sum(rows for _, rows in shards)
-    sampled_docs = sampled_words = 0
-    for path, _ in shards:
-        for _, _, texts in iter_batches(str(path), batch_rows=SAMPLE_DOCS - sampled_docs):
-            counts = pc.list_value_length(pc.utf8_split_whitespace(pc.fill_null(texts, "")))
-            sampled_words += pc.sum(counts).as_py() or 0
-            sampled_docs += len(texts)
-            break
-        if sampled_docs >= SAMPLE_DOCS:
-            break
+    sampled_docs, words = _sample_words([path for path, _ in shards])
     if not sampled_docs:
         return MIN_BUCKETS
-    estimated_tokens = num_docs * sampled_words / sampled_docs
+    estimated_tokens = num_docs * len(words) / sampled_docs
     return max(MIN_BUCKETS, int(-(-estimated_tokens // TOKENS_PER_BUCKET)))
 
 
@@ -154,10 +161,41 @@ def forward_index_needed(config, collection: str, analyzer: str) -> bool:
 THREADS_BELOW_BYTES = 8 * 2**20
 
 
-def default_local_scheduler(shard_paths) -> str:
-    """The local Dask scheduler of a build given no scheduler: ``threads`` for small shards, else ``processes``."""
+#: A larger collection is indexed on threads too when its analysis runs almost all in the
+#: kernels that release the GIL: a word is analysed once per worker, by numba when it is a
+#: plain ASCII alphanumeric word and no stemmer is set, else in Python (~7 us a word on this
+#: VM, against ~0.2 us a token for the GIL-free work). At most this share of the sampled words
+#: being distinct Python-analysed words keeps Python under ~10% of the work. 1M synthetic
+#: documents (share 0): threads 23.8 s, one process of 0.96 GB, against 2 processes 26.4 s and
+#: 1.42 GB for the tree; DRCD's text made new 20 times over (share 0.99: Chinese runs between
+#: spaces): threads 17.2 s against processes 12.8 s. English collections (CACM, Cranfield, CISI,
+#: MED: 0.02-0.07, the words with punctuation) stay on processes. docs/scale.md has the runs.
+THREADS_MAX_PYTHON_WORDS = 0.002
+
+
+def python_analysed_share(shard_paths, analyzer: Analyzer) -> float:
+    """Of the first ``SAMPLE_DOCS`` documents' words, the share that are distinct words the
+    analysis does in Python: words other than plain ASCII alphanumerics (all words with a stemmer).
+
+    An upper bound of the collection's: its vocabulary grows slower than its words.
+    """
+    _, words = _sample_words(shard_paths)
+    if not len(words):
+        return 0.0
+    in_python = words if analyzer.stemmer != "none" else words.filter(
+        pc.invert(pc.match_substring_regex(words, SIMPLE_WORD)))
+    return len(pc.unique(in_python)) / len(words)
+
+
+def default_local_scheduler(shard_paths, analyzer: Analyzer | None = None) -> str:
+    """The local Dask scheduler of a build given no scheduler: ``threads`` for small shards, and for
+    larger ones whose analysis is almost all GIL-free (``analyzer`` given), else ``processes``."""
     size = sum(os.stat(path).st_size for path in shard_paths)
-    return "threads" if size < THREADS_BELOW_BYTES else "processes"
+    if size < THREADS_BELOW_BYTES:
+        return "threads"
+    if analyzer is not None and python_analysed_share(shard_paths, analyzer) <= THREADS_MAX_PYTHON_WORDS:
+        return "threads"
+    return "processes"
 
 
 def local_build_cores(docs_dir: str | os.PathLike, cores: int) -> int:
@@ -171,6 +209,7 @@ def local_build_cores(docs_dir: str | os.PathLike, cores: int) -> int:
     paths = list(Path(docs_dir).glob("part-*.parquet"))
     if not paths:
         return cores
+    # a larger collection on threads (default_local_scheduler with its analyzer) keeps ``cores`` busy
     return 1 if default_local_scheduler(paths) == "threads" else cores
 
 
@@ -260,8 +299,8 @@ def build_index(
 ) -> dict[str, Any]:
     """Index the document shards of ``docs_dir`` into ``out_dir``; returns the stats.
 
-    ``scheduler``: ``None`` (local processes, or threads for a small collection:
-    :func:`default_local_scheduler`), ``"processes"``, ``"threads"``, ``"sync"``, a
+    ``scheduler``: ``None`` (local processes, or threads for a small collection or one
+    analysed almost all by the GIL-free kernels: :func:`default_local_scheduler`), ``"processes"``, ``"threads"``, ``"sync"``, a
     ``dask.distributed`` scheduler address (``"tcp://host:8786"``), a ``Client`` or
     a cluster object.  With a distributed cluster, ``out_dir``'s parent and
     ``docs_dir`` must be on a file system all workers see.  ``num_workers`` caps
@@ -289,7 +328,7 @@ def build_index(
     num_forward = max(1, -(-n // FORWARD_PART_DOCS)) if forward else 0
 
     if scheduler is None:
-        scheduler = default_local_scheduler([path for path, _ in shards])
+        scheduler = default_local_scheduler([path for path, _ in shards], analyzer)
     local, client, owns_client = _resolve_scheduler(scheduler)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(out_dir)  # what a killed build of this index left

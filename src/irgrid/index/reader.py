@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import defaultdict
@@ -54,7 +55,8 @@ class IndexReader:
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
         docs = pq.read_table(self.path / "docs.parquet")
-        self.docnos: np.ndarray = docs.column("docno").to_numpy(zero_copy_only=False)
+        #: the docnos in docid order as one Arrow string array; :attr:`docnos` is made from it on first use
+        self.docnos_arrow: pa.Array = docs.column("docno").combine_chunks().cast(pa.string())
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
@@ -62,6 +64,12 @@ class IndexReader:
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
+
+    @functools.cached_property
+    def docnos(self) -> np.ndarray:
+        """The docnos in docid order (a numpy array of Python strings: made on first use, as a
+        process that only ranks never needs the million strings of a large collection)."""
+        return self.docnos_arrow.to_numpy(zero_copy_only=False)
 
     def __repr__(self) -> str:
         return f"IndexReader({str(self.path)!r}, num_docs={self.num_docs}, num_terms={self.num_terms})"

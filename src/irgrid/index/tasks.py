@@ -60,7 +60,7 @@ class ShardFormatError(InputFormatError):
 
 #: words whose analysis is vectorised: for both tokenizers an ASCII alphanumeric word
 #: (at most the maximum token length) is exactly one token, itself.
-_SIMPLE_WORD = r"^[A-Za-z0-9]{1,255}$"
+SIMPLE_WORD = r"^[A-Za-z0-9]{1,255}$"
 
 
 class _Vocabulary:
@@ -111,7 +111,7 @@ class _Vocabulary:
 
         analyzer = self.analyzer
         n = len(new_words)
-        simple_mask = pc.match_substring_regex(new_words, _SIMPLE_WORD).to_numpy(zero_copy_only=False)
+        simple_mask = pc.match_substring_regex(new_words, SIMPLE_WORD).to_numpy(zero_copy_only=False)
         simple_rows = np.flatnonzero(simple_mask)
         other_rows = np.flatnonzero(~simple_mask)
         simple = new_words.take(pa.array(simple_rows))

@@ -1,0 +1,58 @@
+"""One irgrid index build as scale.py times it (a fresh child, peak RSS of its process tree), no peer.
+
+    python benchmarks/build_only.py --docs 10000000 [--collection DIR] [--out DIR] [--keep] [--json OUT]
+
+For the sizes where a whole scale.py run (tantivy's build, the query sets, the grid) is more than
+the question: does the build's memory stay flat from 1M to 10M documents, at what docs/s. The
+collection is scale.py's synthetic one (generated when missing); the index is removed afterwards
+unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import scale  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--collection", type=Path)
+    parser.add_argument("--out", type=Path, help="the index directory; default benchmarks/.data/indexes/build-only-N")
+    parser.add_argument("--keep", action="store_true", help="keep the index")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    collection = scale.ensure_collection((args.collection or scale.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
+                                         args.docs)
+    out = (args.out or scale.DEFAULT_SCRATCH / "indexes" / f"build-only-{args.docs}").resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    log_dir = out.parent / f"{out.name}-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {scale.machine()}; load {os.getloadavg()[0]:.1f}", flush=True)
+    task = {"kind": "build", "system": "irgrid", "docs": str(collection / "docs"), "out": str(out), "peer_options": {}}
+    result = scale.run_child(task, log_dir, single_thread=False)
+    result["index_bytes"] = scale.dir_bytes(out)
+    result["index_breakdown"] = scale.index_breakdown(out)
+    print(f"irgrid build, {args.docs:,} docs: {result['seconds']:.1f} s  CPU {result['cpu_seconds']:.1f} s  "
+          f"{args.docs / result['seconds']:,.0f} docs/s  "
+          f"peak RSS (process tree) {result['peak_rss_bytes'] / scale.MIB:,.0f} MiB  "
+          f"index {result['index_bytes'] / scale.MIB:,.1f} MiB  buckets {result['info'].get('num_buckets')}  "
+          f"(load at the end {result['loadavg_1min']:.1f})", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"docs": args.docs, "machine": scale.machine(), "result": result}, indent=1))
+    if not args.keep:
+        shutil.rmtree(out)
+
+
+if __name__ == "__main__":
+    main()
