@@ -42,10 +42,13 @@ def expand_tokens(word_doc_offsets, word_ids, word_info, more_terms, more_rel, f
     (document, position) order and per-document counts.
     """
     num_docs = len(word_doc_offsets) - 1
-    most = 0
-    for w in range(word_info.shape[0]):
-        most = max(most, word_info[w, MORE_COUNT])
-    total = len(word_ids) * (1 + most)
+    # the exact number of tokens (a pass over the words): sizing by the word with the most
+    # terms multiplied every word's room by it, ten-fold for one hyphenated run of ten parts
+    total = 0
+    for i in range(len(word_ids)):
+        info = word_info[word_ids[i]]
+        if info[FIRST_TERM] >= 0:
+            total += 1 + info[MORE_COUNT]
     terms = np.empty(total, np.int32)
     docids = np.empty(total, np.int32)
     positions = np.empty(total, np.int32)
@@ -92,6 +95,35 @@ def counting_sort(keys, num_keys):
         order[fill[k]] = i
         fill[k] += 1
     return order, starts
+
+
+@njit(cache=True, nogil=True)
+def tokens_by_key(terms, docids, positions, key_of_term, num_keys):
+    """The tokens grouped by ``key_of_term[term]`` (ints in ``0..num_keys-1``), in input order within a key.
+
+    Returns ``(terms, docids, positions, starts)``: key ``k``'s tokens are at ``starts[k]:starts[k+1]``.
+    The same arrays as a :func:`counting_sort` of the keys followed by a gather of each column, in
+    one scatter pass without the order array (8 bytes a token). Keys are a shard's postings buckets
+    (its term -> bucket map), or a bucket's terms themselves (``term - lo``: sorted by term).
+    """
+    n = len(terms)
+    starts = np.zeros(num_keys + 1, np.int64)
+    for i in range(n):
+        starts[key_of_term[terms[i]] + 1] += 1
+    for k in range(num_keys):
+        starts[k + 1] += starts[k]
+    fill = starts[:-1].copy()
+    out_terms = np.empty(n, np.int32)
+    out_docids = np.empty(n, np.int32)
+    out_positions = np.empty(n, np.int32)
+    for i in range(n):
+        k = key_of_term[terms[i]]
+        j = fill[k]
+        out_terms[j] = terms[i]
+        out_docids[j] = docids[i]
+        out_positions[j] = positions[i]
+        fill[k] = j + 1
+    return out_terms, out_docids, out_positions, starts
 
 
 @njit(cache=True, nogil=True)
@@ -187,6 +219,21 @@ def lookup_words(data, doc_offsets, first_doc, table, num_words, max_load,
         if num_words > max_load:
             break
     return d, num_words, num_new
+
+
+@njit(cache=True, nogil=True)
+def count_words(data, doc_offsets):
+    """The number of whitespace-separated words of the documents ``data[doc_offsets[d]:doc_offsets[d+1]]``
+    (:func:`lookup_words`'s words: a word ends with its document)."""
+    count = 0
+    for d in range(len(doc_offsets) - 1):
+        in_word = False
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            space = _is_space(data[i])
+            if not space and not in_word:
+                count += 1
+            in_word = not space
+    return count
 
 
 @njit(cache=True, nogil=True)

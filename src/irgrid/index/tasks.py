@@ -78,6 +78,7 @@ class _Vocabulary:
 
     MAX_WORDS = 8_000_000  # beyond this many words the next shard starts afresh: bounded memory
     INITIAL_SLOTS = 1 << 20
+    INITIAL_TERM_SLOTS = 1 << 16
     MAX_LOAD = 0.5
 
     def __init__(self, analyzer: Analyzer, num_buckets: int):
@@ -86,6 +87,8 @@ class _Vocabulary:
         self.stop_words = pa.array(sorted(analyzer.stopword_set), pa.string())
         self.num_words = 0
         self.table = np.zeros((self.INITIAL_SLOTS, 3), np.uint64)
+        # the terms' own table (a term has no whitespace: a one-word text), ids = rows of self.terms
+        self.term_table = np.zeros((self.INITIAL_TERM_SLOTS, 3), np.uint64)
         self.word_info = np.zeros((0, 5), np.int32)  # rows: see irgrid.index.kernels.FIRST_TERM...
         self.kept_terms = np.zeros(0, np.int32)     # all kept terms of the words, word after word
         self.kept_rel = np.zeros(0, np.int32)
@@ -93,17 +96,23 @@ class _Vocabulary:
         self.term_buckets = np.zeros(0, np.int32)
 
     def term_ids(self, terms: pa.Array) -> np.ndarray:
-        found = pc.index_in(terms, value_set=self.terms)
-        if found.null_count:
-            new = pc.unique(terms.filter(pc.is_null(found)))
+        """The id of each of ``terms`` (a row of ``self.terms``), appending the new ones in order.
+
+        Looked up in a hash table of the worker's terms, as words are: ``pc.index_in`` against
+        ``self.terms`` hashed the whole vocabulary at every call, a fifth of a shard's analysis.
+        """
+        if not len(terms):
+            return np.zeros(0, np.int32)
+        self.term_table, count, offsets, ids, new = _lookup(self.term_table, len(self.terms), terms)
+        if not np.all(np.diff(offsets) == 1):  # a term is one whitespace-free, non-empty word
+            raise ValueError("an analyzer term that is empty or holds whitespace")
+        if len(new):
             nb = self.num_buckets
             crc32 = zlib.crc32
             buckets = [crc32(t.encode("utf-8")) % nb for t in new.to_pylist()]
             self.term_buckets = np.concatenate([self.term_buckets, np.asarray(buckets, dtype=np.int32)])
-            old = len(self.terms)
-            self.terms = pa.concat_arrays([self.terms, new])
-            found = pc.coalesce(found, pc.add(pc.index_in(terms, value_set=new), old))
-        return found.to_numpy(zero_copy_only=False).astype(np.int32)
+            self.terms = pa.concat_arrays([self.terms, new.cast(pa.string())])
+        return ids
 
     def _analyse(self, new_words: pa.Array) -> None:
         """Append the analysis of ``new_words`` (the next word ids, in order)."""
@@ -159,35 +168,53 @@ class _Vocabulary:
 
     def word_ids(self, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """``(word_doc_offsets, word_ids)`` of a run of texts, analysing the words new to the worker."""
-        from .kernels import gather_bytes, lookup_words, rehash
+        self.table, self.num_words, word_doc_offsets, word_ids, new = _lookup(self.table, self.num_words, texts,
+                                                                              self._analyse)
+        return word_doc_offsets, word_ids
 
-        texts = texts.cast(pa.large_string()) if pa.types.is_string(texts.type) else texts
-        buffers = texts.buffers()
-        doc_offsets = np.frombuffer(buffers[1], np.int64)[texts.offset: texts.offset + len(texts) + 1]
-        data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-        max_doc_bytes = int(np.diff(doc_offsets).max()) if len(texts) else 0
-        word_bound = int((doc_offsets[-1] - doc_offsets[0]) // 2 + len(texts)) if len(texts) else 0
-        word_ids = np.empty(word_bound, np.int32)
-        word_doc_offsets = np.zeros(len(texts) + 1, np.int64)
-        first_doc = 0
-        doc_words = max_doc_bytes // 2 + 1  # the most words one document can add
-        while first_doc < len(texts):
-            # The kernel checks the load between documents: the table must hold a whole
-            # document's words beyond the load limit, or probing would find no free slot.
-            while len(self.table) * self.MAX_LOAD < self.num_words + 2 * doc_words:
-                self.table = rehash(self.table, 2 * len(self.table))
-            max_load = int(len(self.table) * self.MAX_LOAD)
-            room = max(max_load - self.num_words, 0) + doc_words
-            new_starts = np.empty(room, np.int64)
-            new_ends = np.empty(room, np.int64)
-            first_doc, self.num_words, num_new = lookup_words(
-                data, doc_offsets, first_doc, self.table, self.num_words, max_load,
-                word_ids, word_doc_offsets, new_starts, new_ends,
-            )
-            if num_new:
-                chars, char_offsets = gather_bytes(data, new_starts[:num_new], new_ends[:num_new])
-                self._analyse(pa.StringArray.from_buffers(num_new, pa.py_buffer(char_offsets), pa.py_buffer(chars)))
-        return word_doc_offsets, word_ids[: word_doc_offsets[-1]]
+
+def _lookup(table: np.ndarray, count: int, texts: pa.Array, on_new=None):
+    """The whitespace-separated words of ``texts`` looked up in ``table`` (``count`` entries), new ones added.
+
+    Returns ``(table, count, word_doc_offsets, word_ids, new)``: the table (grown when it had to), its
+    new count, text ``d``'s words' ids at ``word_ids[word_doc_offsets[d]:word_doc_offsets[d+1]]``, and
+    the new words (ids ``count`` on, in order) as a string array; ``on_new`` is called with each batch
+    of new words as they are found (the table grows between batches).
+    """
+    from .kernels import count_words, gather_bytes, lookup_words, rehash
+
+    # the offsets as int64, the text bytes where they are (no large_string copy of the text)
+    buffers = texts.buffers()
+    offset_type = np.int32 if pa.types.is_string(texts.type) else np.int64
+    doc_offsets = np.frombuffer(buffers[1], offset_type)[texts.offset: texts.offset + len(texts) + 1].astype(np.int64)
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    max_doc_bytes = int(np.diff(doc_offsets).max()) if len(texts) else 0
+    word_ids = np.empty(count_words(data, doc_offsets), np.int32)
+    word_doc_offsets = np.zeros(len(texts) + 1, np.int64)
+    new_words: list[pa.Array] = []
+    first_doc = 0
+    doc_words = max_doc_bytes // 2 + 1  # the most words one document can add
+    while first_doc < len(texts):
+        # The kernel checks the load between documents: the table must hold a whole
+        # document's words beyond the load limit, or probing would find no free slot.
+        while len(table) * _Vocabulary.MAX_LOAD < count + 2 * doc_words:
+            table = rehash(table, 2 * len(table))
+        max_load = int(len(table) * _Vocabulary.MAX_LOAD)
+        room = max(max_load - count, 0) + doc_words
+        new_starts = np.empty(room, np.int64)
+        new_ends = np.empty(room, np.int64)
+        first_doc, count, num_new = lookup_words(
+            data, doc_offsets, first_doc, table, count, max_load,
+            word_ids, word_doc_offsets, new_starts, new_ends,
+        )
+        if num_new:
+            chars, char_offsets = gather_bytes(data, new_starts[:num_new], new_ends[:num_new])
+            words = pa.StringArray.from_buffers(num_new, pa.py_buffer(char_offsets), pa.py_buffer(chars))
+            new_words.append(words)
+            if on_new is not None:
+                on_new(words)
+    new = pa.concat_arrays(new_words) if new_words else pa.array([], pa.string())
+    return table, count, word_doc_offsets, word_ids[: word_doc_offsets[-1]], new
 
 
 _VOCABULARIES = threading.local()  # one per worker thread: tasks of the threads scheduler run concurrently
@@ -252,7 +279,7 @@ def analyze_shard(
     document order, with the worker's term ids, which the shard's vocabulary
     pieces map to strings.
     """
-    from .kernels import counting_sort, expand_tokens
+    from .kernels import counting_sort, expand_tokens, tokens_by_key
 
     run_tokens = RUN_TOKENS if run_tokens is None else run_tokens
     pieces = Path(tmp) / "pieces"
@@ -273,12 +300,14 @@ def analyze_shard(
             word_doc_offsets, word_ids, vocabulary.word_info, vocabulary.kept_terms, vocabulary.kept_rel,
             docid, seen["last_doc"],
         )
-        order, starts = counting_sort(vocabulary.term_buckets[terms], num_buckets)
+        by_bucket = tokens_by_key(terms, docids, positions, vocabulary.term_buckets, num_buckets)
+        bucket_terms, bucket_docids, bucket_positions, starts = by_bucket
         for b in range(num_buckets):
-            if starts[b] < starts[b + 1]:
-                rows = order[starts[b]:starts[b + 1]]
+            lo, hi = starts[b], starts[b + 1]
+            if lo < hi:
                 _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{totals['runs']:04d}.npz",
-                             terms=terms[rows], docids=docids[rows], positions=positions[rows])
+                             terms=bucket_terms[lo:hi], docids=bucket_docids[lo:hi], positions=bucket_positions[lo:hi])
+        del by_bucket, bucket_terms, bucket_docids, bucket_positions
         n = len(lengths)
         run_docids = np.arange(docid, docid + n, dtype=np.int32)
         if forward:
@@ -351,7 +380,7 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
 def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = True) -> dict[str, int]:
     """Sort the token pieces of one bucket into ``postings/`` and ``positions/bucket-XXXX.parquet`` and its
     term statistics (``forward``: and hand the forward index its term id maps)."""
-    from .kernels import counting_sort
+    from .kernels import tokens_by_key
 
     tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
@@ -378,17 +407,30 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = Tru
     num_terms = len(bucket_terms)
     piece_files = sorted(piece_dir.glob("shard-*-run-*.npz"))  # (shard, run) order = docid order
 
-    def pieces():
-        for f in piece_files:
-            arrays = _load_arrays(f)
-            yield lookup[int(f.name.split("-")[1])][arrays["terms"]], arrays["docids"], arrays["positions"]
+    def load(f: Path):
+        arrays = _load_arrays(f)
+        return lookup[int(f.name.split("-")[1])][arrays["terms"]], arrays["docids"], arrays["positions"]
 
     # Tokens per term first, then groups of consecutive terms of at most TOKENS_PER_BUCKET
     # tokens, each sorted and written in turn: a bucket's memory is bounded even when one
     # term (the most frequent of a Zipfian vocabulary: several % of all tokens) dwarfs it.
+    # The pieces read for the counts are kept while they stay within one group's tokens (a
+    # bucket of one group, the usual case, is then read once).
     cf = np.zeros(num_terms, dtype=np.int64)
-    for terms, _, _ in pieces():
-        cf += np.bincount(terms, minlength=num_terms)
+    kept: list | None = []
+    kept_tokens = 0
+    for f in piece_files:
+        piece = load(f)
+        cf += np.bincount(piece[0], minlength=num_terms)
+        kept_tokens += len(piece[0])
+        if kept is not None and kept_tokens <= TOKENS_PER_BUCKET:
+            kept.append(piece)
+        else:
+            kept = None
+
+    def pieces():
+        return iter(kept) if kept is not None else (load(f) for f in piece_files)
+
     df = np.zeros(num_terms, dtype=np.int32)
     with _PostingsWriter(tmp_path / "postings" / f"bucket-{bucket:04d}.parquet",
                          tmp_path / "positions" / f"bucket-{bucket:04d}.parquet") as writer:
@@ -400,15 +442,19 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = Tru
                     if len(rows):
                         df[lo] += writer.add_postings(terms[rows], docids[rows], positions[rows])
                 continue
-            group = [(t[m], d[m], p[m]) for t, d, p in pieces() for m in [(t >= lo) & (t < hi)]]
+            if lo == 0 and hi == num_terms:  # every term of the bucket: no selection
+                group = list(pieces())
+            else:
+                group = [(t[m], d[m], p[m]) for t, d, p in pieces() for m in [(t >= lo) & (t < hi)]]
             terms = np.concatenate([g[0] for g in group]) if group else np.zeros(0, np.int32)
             docids = np.concatenate([g[1] for g in group]) if group else np.zeros(0, np.int32)
             positions = np.concatenate([g[2] for g in group]) if group else np.zeros(0, np.int32)
             del group
-            order, _ = counting_sort(terms - lo, hi - lo)  # stable: (term, docid, position) order
-            terms, docids, positions = terms[order], docids[order], positions[order]
-            del order
+            # stable: (term, docid, position) order
+            key_of_term = np.arange(-lo, num_terms - lo, dtype=np.int32)
+            terms, docids, positions, _ = tokens_by_key(terms, docids, positions, key_of_term, hi - lo)
             writer.add_postings(terms, docids, positions, df)
+    kept = None
     start = np.zeros(num_terms, dtype=np.int64)
     np.cumsum(df[:-1], out=start[1:])
     stats = pa.Table.from_arrays(
