@@ -1,11 +1,13 @@
 """One irgrid index build as scale.py times it (a fresh child, peak RSS of its process tree), no peer.
 
-    python benchmarks/build_only.py --docs 10000000 [--collection DIR] [--out DIR] [--keep] [--json OUT]
+    python benchmarks/build_only.py --docs 10000000 [--collection DIR] [--out DIR] [--no-forward] [--keep] [--json OUT]
 
 For the sizes where a whole scale.py run (tantivy's build, the query sets, the grid) is more than
-the question: does the build's memory stay flat from 1M to 10M documents, at what docs/s. The
-collection is scale.py's synthetic one (generated when missing); the index is removed afterwards
-unless ``--keep``.
+the question: does the build's memory stay flat from 1M to 10M documents, at what docs/s; and for
+a build without the forward index (``--no-forward``: what a retrieval-only index holds, like
+tantivy's). The build is scale.py's (``build_index(..., scheduler=None, num_workers=2)``, its
+analyzer); the collection is scale.py's synthetic one (generated when missing); the index is
+removed afterwards unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,11 +27,37 @@ sys.path.insert(0, str(HERE))
 import scale  # noqa: E402
 
 
+def child(task: dict) -> dict:
+    """The build, in a fresh process: wall and CPU seconds (this process's threads and its reaped workers)."""
+    from irgrid.index import build_index
+
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = time.process_time()
+    start = time.perf_counter()
+    stats = build_index(task["docs"], task["out"], dict(scale.ANALYZER, stemmer="none"), num_buckets=None,
+                        scheduler=None, progress=False, num_workers=2, forward=task["forward"])
+    seconds = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "seconds": seconds,
+        "cpu_seconds": (time.process_time() - cpu_before + children.ru_utime - children_before.ru_utime
+                        + children.ru_stime - children_before.ru_stime),
+        "info": {k: stats[k] for k in ("num_docs", "num_terms", "num_buckets") if k in stats},
+        "self_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "loadavg_1min": os.getloadavg()[0],
+    }
+
+
 def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--_child":
+        task = json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
+        Path(sys.argv[3]).write_text(json.dumps(child(task)), encoding="utf-8")
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--collection", type=Path)
     parser.add_argument("--out", type=Path, help="the index directory; default benchmarks/.data/indexes/build-only-N")
+    parser.add_argument("--no-forward", action="store_true", help="build without the forward index")
     parser.add_argument("--keep", action="store_true", help="keep the index")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -39,17 +69,19 @@ def main() -> None:
     log_dir = out.parent / f"{out.name}-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {scale.machine()}; load {os.getloadavg()[0]:.1f}", flush=True)
-    task = {"kind": "build", "system": "irgrid", "docs": str(collection / "docs"), "out": str(out), "peer_options": {}}
-    result = scale.run_child(task, log_dir, single_thread=False)
+    task = {"kind": "build", "system": "irgrid", "docs": str(collection / "docs"), "out": str(out),
+            "forward": not args.no_forward}
+    result = scale.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
     result["index_bytes"] = scale.dir_bytes(out)
     result["index_breakdown"] = scale.index_breakdown(out)
-    print(f"irgrid build, {args.docs:,} docs: {result['seconds']:.1f} s  CPU {result['cpu_seconds']:.1f} s  "
-          f"{args.docs / result['seconds']:,.0f} docs/s  "
+    print(f"irgrid build{' without the forward index' if args.no_forward else ''}, {args.docs:,} docs: "
+          f"{result['seconds']:.1f} s  CPU {result['cpu_seconds']:.1f} s  {args.docs / result['seconds']:,.0f} docs/s  "
           f"peak RSS (process tree) {result['peak_rss_bytes'] / scale.MIB:,.0f} MiB  "
           f"index {result['index_bytes'] / scale.MIB:,.1f} MiB  buckets {result['info'].get('num_buckets')}  "
           f"(load at the end {result['loadavg_1min']:.1f})", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"docs": args.docs, "machine": scale.machine(), "result": result}, indent=1))
+        args.json.write_text(json.dumps({"docs": args.docs, "forward": not args.no_forward, "machine": scale.machine(),
+                                         "result": result}, indent=1))
     if not args.keep:
         shutil.rmtree(out)
 

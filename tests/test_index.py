@@ -299,6 +299,21 @@ def test_a_large_collection_is_built_on_threads_only_when_its_analysis_is_almost
     assert threads == processes
 
 
+def test_shards_of_one_worker_vocabulary_share_its_ids_and_give_the_same_index(tmp_path, monkeypatch):
+    # the bucket tasks keep one local-id table per worker vocabulary (not one per shard): shards
+    # analysed by one worker name the same vocabulary, and the index is the bytes of a 1-shard build
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    results = []
+    analyze = build_mod.analyze_shard
+    monkeypatch.setattr(build_mod, "analyze_shard", lambda *a, **k: results.append(analyze(*a, **k)) or results[-1])
+    assert file_hashes(build(DOCS, tmp_path, "one-worker", num_shards=4, scheduler="sync")) == ref
+    assert len(results) == 4 and len({r["vocabulary"] for r in results}) == 1
+    # a bucket task given no vocabulary names (per-shard tables, as before) writes the same bytes
+    merge = build_mod.merge_bucket
+    monkeypatch.setattr(build_mod, "merge_bucket", lambda b, tmp, shard_results, **k: merge(b, tmp, [], **k))
+    assert file_hashes(build(DOCS, tmp_path, "per-shard-tables", num_shards=4, scheduler="sync")) == ref
+
+
 def test_distributed_cluster_gives_same_bytes(tmp_path):
     distributed = pytest.importorskip("distributed")
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
