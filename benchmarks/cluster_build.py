@@ -127,7 +127,7 @@ def child(task: dict) -> dict:
             out["driver_cpu_s"] = time.process_time() - start_cpu
         out["tasks"] = [{"phase": phase_of(r.key), "index": task_index(r.key), "worker": str(r.worker_id),
                          "start": r.start_time - start_wall, "stop": r.end_time - start_wall}
-                        for r in profiler.results]
+                        for r in profiler.results if phase_of(r.key) in PHASE_DEPENDS]
     else:
         from distributed import Client, LocalCluster, get_task_stream
 
@@ -154,7 +154,7 @@ def child(task: dict) -> dict:
         for record in stream.data:
             compute = [s for s in record["startstops"] if s["action"] == "compute"]
             transfer_s += sum(s["stop"] - s["start"] for s in record["startstops"] if s["action"] == "transfer")
-            if not compute:
+            if not compute or phase_of(record["key"]) not in PHASE_DEPENDS:  # not the gathering tasks
                 continue
             tasks.append({"phase": phase_of(record["key"]), "index": task_index(record["key"]),
                           "worker": record["worker"], "start": compute[0]["start"] - start_epoch,

@@ -258,6 +258,11 @@ def _resolve_scheduler(scheduler):
     )
 
 
+def _results(*results):
+    """The results of a phase's tasks, as one list: the task the next phase depends on."""
+    return list(results)
+
+
 def _install(tmp: Path, out_dir: Path) -> None:
     """Move the finished ``tmp`` to ``out_dir``, replacing a previous index."""
     if out_dir.exists() or out_dir.is_symlink():
@@ -356,18 +361,24 @@ def build_index(
             )
             for i, (path, _) in enumerate(shards)
         ]
+        # Each bucket needs every shard's result and each forward part every bucket's: one task
+        # gathers a phase's results and the next phase depends on it alone, instead of every task
+        # on every task before it (shards x buckets + buckets x parts edges: 105,000 at 10M
+        # documents, 30 s and ~700 MB of graph handling before the first task ran).
+        shards_done = dask.delayed(_results, pure=False)(*shard_tasks, dask_key_name=f"irgrid-shards-{token}")
         bucket_tasks = [
-            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shard_tasks, forward=forward,
+            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shards_done, forward=forward,
                                                    dask_key_name=(f"irgrid-postings-{token}", b))
             for b in range(num_buckets)
         ]
         docs_task = dask.delayed(merge_docs, pure=False)(
-            tmp_s, str(docs_dir), shard_tasks, dask_key_name=f"irgrid-docs-{token}"
+            tmp_s, str(docs_dir), shards_done, dask_key_name=f"irgrid-docs-{token}"
         )
-        terms_task = dask.delayed(merge_terms, pure=False)(tmp_s, bucket_tasks, dask_key_name=f"irgrid-terms-{token}")
+        buckets_done = dask.delayed(_results, pure=False)(*bucket_tasks, dask_key_name=f"irgrid-buckets-{token}")
+        terms_task = dask.delayed(merge_terms, pure=False)(tmp_s, buckets_done, dask_key_name=f"irgrid-terms-{token}")
         # The forward index stores term ids (rows of terms.parquet): after the buckets.
         forward_tasks = [
-            dask.delayed(merge_forward, pure=False)(p, tmp_s, bucket_tasks, dask_key_name=(f"irgrid-forward-{token}", p))
+            dask.delayed(merge_forward, pure=False)(p, tmp_s, buckets_done, dask_key_name=(f"irgrid-forward-{token}", p))
             for p in range(num_forward)
         ]
         final = [docs_task, terms_task, *forward_tasks]
