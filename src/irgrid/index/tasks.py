@@ -107,8 +107,10 @@ class _Vocabulary:
         if not len(terms):
             return np.zeros(0, np.int32)
         self.term_table, count, offsets, ids, new = _lookup(self.term_table, len(self.terms), terms)
-        if not np.all(np.diff(offsets) == 1):  # a term is one whitespace-free, non-empty word
-            raise ValueError("an analyzer term that is empty or holds whitespace")
+        bad = np.flatnonzero(np.diff(offsets) != 1)
+        if len(bad):  # tokens are pieces of whitespace-separated words: one non-empty word each
+            raise RuntimeError(f"internal error: the analyzer {self.analyzer.to_dict()} made the term "
+                               f"{terms[int(bad[0])].as_py()!r}, empty or holding whitespace")
         if len(new):
             nb = self.num_buckets
             crc32 = zlib.crc32
