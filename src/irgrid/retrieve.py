@@ -274,7 +274,7 @@ class Scorer:
         self.index = index
         self.threads = max(1, int(threads))
         self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
-        # the fused kernels read a posting's document length through its docid: half the bytes in cache
+        # the fused BM25 kernel gathers a posting's document length through its docid (the reader's int32)
         self.int_doc_lengths = np.ascontiguousarray(index.doc_lengths, dtype=np.int32)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         # the reader's Arrow docnos when it has them: a million Python strings cost ~0.1 s to make

@@ -169,7 +169,7 @@ THREADS_BELOW_BYTES = 8 * 2**20
 #: documents (share 0): threads 23.8 s, one process of 0.96 GB, against 2 processes 26.4 s and
 #: 1.42 GB for the tree; DRCD's text made new 20 times over (share 0.99: Chinese runs between
 #: spaces): threads 17.2 s against processes 12.8 s. English collections (CACM, Cranfield, CISI,
-#: MED: 0.02-0.07, the words with punctuation) stay on processes. docs/scale.md has the runs.
+#: MED, TrecQA: 0.02-0.07, the words with punctuation) stay on processes. docs/scale.md has the runs.
 THREADS_MAX_PYTHON_WORDS = 0.002
 
 
@@ -305,8 +305,8 @@ def build_index(
     """Index the document shards of ``docs_dir`` into ``out_dir``; returns the stats.
 
     ``scheduler``: ``None`` (local processes, or threads for a small collection or one
-    analysed almost all by the GIL-free kernels: :func:`default_local_scheduler`), ``"processes"``, ``"threads"``, ``"sync"``, a
-    ``dask.distributed`` scheduler address (``"tcp://host:8786"``), a ``Client`` or
+    analysed almost all by the GIL-free kernels: :func:`default_local_scheduler`),
+    ``"processes"``, ``"threads"``, ``"sync"``, a ``dask.distributed`` scheduler address (``"tcp://host:8786"``), a ``Client`` or
     a cluster object.  With a distributed cluster, ``out_dir``'s parent and
     ``docs_dir`` must be on a file system all workers see.  ``num_workers`` caps
     the local schedulers' parallelism.  ``num_buckets``: postings files; ``None``
@@ -364,7 +364,7 @@ def build_index(
         # Each bucket needs every shard's result and each forward part every bucket's: one task
         # gathers a phase's results and the next phase depends on it alone, instead of every task
         # on every task before it (shards x buckets + buckets x parts edges: 105,000 at 10M
-        # documents, 30 s and ~700 MB of graph handling before the first task ran).
+        # documents: 30 s and ~480 MB of making the graph before dask.compute started).
         shards_done = dask.delayed(_results, pure=False)(*shard_tasks, dask_key_name=f"irgrid-shards-{token}")
         bucket_tasks = [
             dask.delayed(merge_bucket, pure=False)(b, tmp_s, shards_done, forward=forward,
