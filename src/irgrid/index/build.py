@@ -122,7 +122,7 @@ def _sample_words(paths) -> tuple[int, pa.Array]:
     return sampled_docs, pa.concat_arrays(words) if words else pa.array([], pa.string())
 
 
-def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
+def automatic_num_buckets(shards: list[tuple[Path, int]], sample: tuple[int, pa.Array] | None = None) -> int:
     """Buckets for about ``TOKENS_PER_BUCKET`` tokens each, at least ``MIN_BUCKETS``.
 
     The tokens are estimated from the whitespace-separated words of the first
@@ -130,7 +130,7 @@ def automatic_num_buckets(shards: list[tuple[Path, int]]) -> int:
     same collection gets the same buckets, hence the same index bytes).
     """
     num_docs = sum(rows for _, rows in shards)
-    sampled_docs, words = _sample_words([path for path, _ in shards])
+    sampled_docs, words = sample or _sample_words([path for path, _ in shards])
     if not sampled_docs:
         return MIN_BUCKETS
     estimated_tokens = num_docs * len(words) / sampled_docs
@@ -173,13 +173,14 @@ THREADS_BELOW_BYTES = 8 * 2**20
 THREADS_MAX_PYTHON_WORDS = 0.002
 
 
-def python_analysed_share(shard_paths, analyzer: Analyzer) -> float:
+def python_analysed_share(shard_paths, analyzer: Analyzer, sample: tuple[int, pa.Array] | None = None) -> float:
     """Of the first ``SAMPLE_DOCS`` documents' words, the share that are distinct words the
     analysis does in Python: words other than plain ASCII alphanumerics (all words with a stemmer).
 
-    An upper bound of the collection's: its vocabulary grows slower than its words.
+    An upper bound of the collection's: its vocabulary grows slower than its words. ``sample``:
+    :func:`_sample_words` of the shards when the caller has read it already.
     """
-    _, words = _sample_words(shard_paths)
+    _, words = sample or _sample_words(shard_paths)
     if not len(words):
         return 0.0
     in_python = words if analyzer.stemmer != "none" else words.filter(
@@ -187,13 +188,14 @@ def python_analysed_share(shard_paths, analyzer: Analyzer) -> float:
     return len(pc.unique(in_python)) / len(words)
 
 
-def default_local_scheduler(shard_paths, analyzer: Analyzer | None = None) -> str:
+def default_local_scheduler(shard_paths, analyzer: Analyzer | None = None,
+                            sample: tuple[int, pa.Array] | None = None) -> str:
     """The local Dask scheduler of a build given no scheduler: ``threads`` for small shards, and for
     larger ones whose analysis is almost all GIL-free (``analyzer`` given), else ``processes``."""
     size = sum(os.stat(path).st_size for path in shard_paths)
     if size < THREADS_BELOW_BYTES:
         return "threads"
-    if analyzer is not None and python_analysed_share(shard_paths, analyzer) <= THREADS_MAX_PYTHON_WORDS:
+    if analyzer is not None and python_analysed_share(shard_paths, analyzer, sample) <= THREADS_MAX_PYTHON_WORDS:
         return "threads"
     return "processes"
 
@@ -321,8 +323,11 @@ def build_index(
     docs_dir = Path(docs_dir).resolve()
     out_dir = Path(out_dir).resolve()
     shards = list_shards(docs_dir)
+    paths = [path for path, _ in shards]
+    # the first documents' words, read once for the buckets and the scheduler
+    sample = _sample_words(paths) if num_buckets is None or scheduler is None else None
     if num_buckets is None:
-        num_buckets = automatic_num_buckets(shards)
+        num_buckets = automatic_num_buckets(shards, sample)
     offsets = []
     n = 0
     for _, rows in shards:
@@ -333,7 +338,7 @@ def build_index(
     num_forward = max(1, -(-n // FORWARD_PART_DOCS)) if forward else 0
 
     if scheduler is None:
-        scheduler = default_local_scheduler([path for path, _ in shards], analyzer)
+        scheduler = default_local_scheduler(paths, analyzer, sample)
     local, client, owns_client = _resolve_scheduler(scheduler)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(out_dir)  # what a killed build of this index left
