@@ -257,3 +257,35 @@ def test_values_of_deep_runs_are_ir_measures_values_on_the_whole_ranking(seed):
                 assert set(expected) <= set(values.index)
             if "NumRet" in names:  # every judged query that retrieved anything has its whole ranking counted
                 assert {value for (qid, measure), value in expected.items() if measure == "NumRet"} == {300}
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, seed):
+    """`irgrid evaluate` reads qid and docno as Parquet's dictionaries (read_run_for_evaluation), one a row
+    group: with row groups of 500 rows each has a dictionary of its own, unified before the lookup. The
+    values must be ir-measures' own on the run's frame, and the same as for the plain-string table."""
+    import ir_measures
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from irgrid.evaluate import read_run_for_evaluation
+    from irgrid.retrieve import RUN_SCHEMA, RUN_WRITE_OPTIONS
+
+    qrels, runs = deep_runs_over_few_judgements(seed)
+    measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000", "RR"]
+    reference_qrels = pd.DataFrame({"query_id": qrels["qid"], "doc_id": qrels["docno"], "relevance": qrels["relevance"]})
+    evaluator = RunEvaluator(qrels, measures)
+    for i, run in enumerate(runs[:2]):
+        path = tmp_path / f"run{i}.parquet"
+        pq.write_table(pa.Table.from_pandas(run, schema=RUN_SCHEMA, preserve_index=False), path, row_group_size=500,
+                       **RUN_WRITE_OPTIONS)
+        table = read_run_for_evaluation(path)
+        assert pa.types.is_dictionary(table.column("docno").type) and table.column("docno").num_chunks > 1
+        frame = pd.DataFrame({"query_id": run["qid"], "doc_id": run["docno"], "score": -run["rank"].astype(float)})
+        expected = {(m.query_id, str(m.measure)): m.value
+                    for m in ir_measures.iter_calc([ir_measures.parse_measure(name) for name in measures],
+                                                   reference_qrels, frame)}
+        got = evaluator.evaluate(table)
+        for qid, measure, value in got.itertuples(index=False):
+            assert value == expected.get((qid, measure), 0.0), (seed, qid, measure)
+        pd.testing.assert_frame_equal(got, evaluator.evaluate(pa.Table.from_pandas(run, preserve_index=False)))

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from irgrid.errors import ConfigError
@@ -74,3 +75,21 @@ def test_ties_break_by_docno_and_depth_cuts():
     # b's tf 2 wins; the three one-occurrence documents tie and go by docno: a, m (z is cut).
     assert list(run["docno"]) == ["b", "a", "m"]
     assert list(run["rank"]) == [1, 2, 3]
+
+
+def test_a_replaced_query_term_is_dataclasses_replace_without_touching_the_original():
+    # Scorer._flatten copies every query term with its postings swapped for views (replaced, not
+    # dataclasses.replace, for speed): the copy must have replace's fields, the original its own
+    from dataclasses import fields, replace
+
+    from irgrid.models.base import QueryFeature, QueryTerm, replaced
+
+    term = QueryTerm("a", 1, 2, 3, np.array([4, 5], np.int32), np.array([1, 2], np.int32))
+    feature = QueryFeature("#1(a b)", 2, 3, 4, np.array([1, 2], np.int32), np.array([1, 1], np.int32),
+                           feature="f", group="P0", group_size=2)
+    for original in (term, feature):
+        docids, tfs = np.array([7], np.int32), np.array([9], np.int32)
+        got, expected = replaced(original, docids=docids, tfs=tfs), replace(original, docids=docids, tfs=tfs)
+        assert type(got) is type(original) and got is not original
+        assert all(getattr(got, f.name) is getattr(expected, f.name) for f in fields(original))
+        assert original.docids.tolist() != [7] and original.tfs.tolist() != [9]

@@ -290,7 +290,7 @@ def test_the_kernel_inputs_are_the_scalar_codes_to_the_bit(docs, queries, other,
             expected = QLDirichlet.kernel_inputs(model, prepared.terms, prepared.query_term_offsets, scorer.stats,
                                                  point)
             assert all(same_bits(g, e) for g, e in zip(got, expected)), point
-            weights = model.term_weights(model._set_inputs(prepared.terms, scorer.stats), point)
+            weights = model.term_weights(prepared.terms, scorer.stats, point)
             assert same_bits(weights, np.array([model.term_weight(t, point) for t in prepared.terms], np.float64))
 
 

@@ -121,8 +121,15 @@ def test_per_query_figure_has_labelled_axes_and_one_bar_per_query(tmp_path):
     paths = plot_per_query(chosen_points(evaluations(), spec()), spec(), tmp_path / "per_query")
     svg = paths[0].read_text()
     assert "queries, sorted by difference" in svg and "Δ AP" in svg
-    # 3 panels x 30 queries bars (matplotlib writes each bar as a path with its own id "patch_*")
-    assert svg.count('id="patch_') >= 3 * 30
+    # 3 panels, each one collection of a bar per query (a path each in the SVG), a gain green and
+    # the rest red: as many green bars in a panel as the model beats the baseline on (by hand)
+    import re
+
+    panels = re.findall(r'<g id="PolyCollection_\d+">(.*?)</g>', svg, flags=re.S)
+    assert [panel.count("<path") for panel in panels] == [30, 30, 30]
+    wins = {model: int((VALUES[model] > VALUES["base"]).sum()) for model in ("up", "down", "same")}
+    assert sorted(panel.count("fill: #2a7f3f") for panel in panels) == sorted(wins.values())
+    assert [panel.count("fill: #2a7f3f") + panel.count("fill: #b2302e") for panel in panels] == [30, 30, 30]
 
 
 def test_one_model_experiment_figure_says_so(tmp_path):

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from ir_measures.providers.pytrec_eval_provider import PytrecEvalEvaluator
 
 from .errors import ConfigError, InputFormatError
 from .io import write_parquet
@@ -98,7 +99,9 @@ EVALUATED_RUN_COLUMNS = ["qid", "docno", "rank"]
 def read_run_for_evaluation(path: str | os.PathLike) -> pa.Table:
     """A run's qid, docno and rank columns (Arrow), checked for them as irgrid.retrieve.read_run_table checks
     the run: the evaluation neither reads the scores nor imports the retrieval code."""
-    with pq.ParquetFile(path) as file:
+    # qid and docno as Parquet stores them, a dictionary per row group (irgrid.retrieve.RUN_WRITE_OPTIONS):
+    # each distinct docno is then looked up once, not once a row (the dictionaries are unified after)
+    with pq.ParquetFile(path, read_dictionary=["qid", "docno"]) as file:
         columns = file.schema_arrow.names
         missing = set(EVALUATED_RUN_COLUMNS) - set(columns)
         if missing:
@@ -175,10 +178,22 @@ class RunEvaluator:
             if qid in judged_all:
                 judgements.setdefault(qid, {})[docno] = relevance
         self._evaluator = ir_measures.evaluator(self.measures, judgements)
+        # ir-measures' Evaluator.iter_calc wraps the provider's values to add measure.DEFAULT for every
+        # (measure, judged query) the provider gave none, by discarding each value's pair from a set of
+        # all of them: a pair's hash is the measure's repr, rebuilt for every value, which was most of
+        # an evaluation's time (1.5M values for a DRCD chunk: 12 of its 29 s). For pytrec_eval's
+        # evaluator, its own values are taken instead and every pair starts at the measure's DEFAULT,
+        # which is what the wrapper gives a pair left out (the same values: tests/test_evaluate.py).
+        self._values_of = (self._evaluator._iter_calc if type(self._evaluator) is PytrecEvalEvaluator
+                           else self._evaluator.iter_calc)
         self._judged_set = frozenset(self.judged)
         self._row_of_qid = {qid: row for row, qid in enumerate(self.judged)}
         self._measure_names = list(dict.fromkeys(str(measure) for measure in self.measures))  # a name once
         self._column_of_name = {name: column for column, name in enumerate(self._measure_names)}
+        # a judged query's values before the provider's: what ir-measures gives a pair the provider left out
+        self._defaults = np.zeros(len(self.measures), dtype=np.float64)
+        for measure in self.measures:
+            self._defaults[self._column_of_name[str(measure)]] = float(measure.DEFAULT)
         # The judged (query, document) pairs as int64 keys (query row * documents + document), for
         # finding each query's last judged document in a run without a Python string per row.
         self._rank_only = all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
@@ -215,11 +230,11 @@ class RunEvaluator:
 
     def _values(self, run: pd.DataFrame | pa.Table) -> np.ndarray:
         """The values of every judged query and measure, 0 unless ir-measures gives one; row (q, m) at q * M + m."""
-        codes, qid_names, docnos, ranks = _run_columns(run)
+        codes, qid_names, docno_entries, docno_codes, ranks = _run_columns(run)
         if self._rank_only and len(codes):
-            keep = self._rows_up_to_last_judged(codes, qid_names, docnos, ranks)
-            codes, ranks, docnos = codes[keep], ranks[keep], docnos.take(pa.array(keep))
-        docnos = docnos.to_pylist()
+            keep = self._rows_up_to_last_judged(codes, qid_names, docno_entries, docno_codes, ranks)
+            codes, ranks, docno_codes = codes[keep], ranks[keep], docno_codes[keep]
+        docnos = docno_entries.take(pa.array(docno_codes)).to_pylist()
         # ir-measures' own input, {qid: {docno: score}}, built column-wise: handed a DataFrame it
         # builds the same dict a row at a time, ~10x slower than pytrec_eval's evaluation itself.
         # A run lists each query's rows together, so each query's dict is made from its slice in
@@ -241,20 +256,20 @@ class RunEvaluator:
                     scored[qid] = found
                 else:
                     known.update(found)
-        values = np.zeros(len(self.judged) * len(self.measures), dtype=np.float64)
+        values = np.tile(self._defaults, len(self.judged))
         if scored:
             row_of_qid, column_of_name = self._row_of_qid, self._column_of_name
             columns: dict[int, int] = {}  # by the measure object's id: its hash and str are its repr, costly
             width = len(self.measures)
-            for metric in self._evaluator.iter_calc(scored):
+            for metric in self._values_of(scored):
                 column = columns.get(id(metric.measure))
                 if column is None:
                     column = columns[id(metric.measure)] = column_of_name[str(metric.measure)]
                 values[row_of_qid[str(metric.query_id)] * width + column] = float(metric.value)
         return values
 
-    def _rows_up_to_last_judged(self, codes: np.ndarray, qid_names: list[str], docnos: pa.Array,
-                                ranks: np.ndarray) -> np.ndarray:
+    def _rows_up_to_last_judged(self, codes: np.ndarray, qid_names: list[str], docno_entries: pa.Array,
+                                docno_codes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         """The rows (ascending) of each judged query ranked no lower than its lowest-ranked judged document.
 
         Ranks, not row positions: ir-measures orders a query by score (here -rank), so a query's rows
@@ -262,7 +277,9 @@ class RunEvaluator:
         """
         query_row = np.array([self._row_of_qid.get(qid, -1) for qid in qid_names], dtype=np.int64)[codes]
         # each row's document among the judged ones (-1: judged for no query), then its (query, document) key
-        document = pc.fill_null(pc.index_in(docnos, value_set=self._judged_docnos), -1).to_numpy().astype(np.int64)
+        # (looked up once per distinct docno of the run: a dictionary-encoded run has each once)
+        entry_document = pc.fill_null(pc.index_in(docno_entries, value_set=self._judged_docnos), -1)
+        document = entry_document.to_numpy().astype(np.int64)[docno_codes]
         candidate = np.flatnonzero((document >= 0) & (query_row >= 0))
         keys = query_row[candidate] * len(self._judged_docnos) + document[candidate]
         judged_rows = candidate[np.isin(keys, self._judged_keys)]
@@ -271,23 +288,49 @@ class RunEvaluator:
         return np.flatnonzero(ranks <= last_judged[codes])
 
 
-def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], pa.Array, np.ndarray]:
-    """A run's rows as (qid code per row, qid of each code, docno per row (Arrow strings), rank per row as float64)."""
+def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], pa.Array, np.ndarray, np.ndarray]:
+    """A run's rows as (qid code per row, qid of each code, docno entries (Arrow strings), each row's docno
+    as an index into them, rank per row as float64).
+
+    The docno entries are the column's dictionary when it is dictionary-encoded (a run read by
+    :func:`read_run_for_evaluation`: each distinct docno once), else the column itself.
+    """
     if isinstance(run, pa.Table):
         qid, docno = run.column("qid"), run.column("docno")
-        if pa.types.is_string(qid.type) and pa.types.is_string(docno.type) and not qid.null_count:
-            encoded = pc.dictionary_encode(qid.combine_chunks()) if len(qid) else None
-            codes = (encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) if encoded is not None
-                     else np.zeros(0, np.int64))
-            names = encoded.dictionary.to_pylist() if encoded is not None else []
+        if _is_strings(qid) and _is_strings(docno) and not qid.null_count and not docno.null_count:
+            qid_codes, qid_entries = _codes_and_entries(qid, encode=True)
+            docno_codes, docno_entries = _codes_and_entries(docno, encode=False)
             ranks = run.column("rank").to_numpy().astype(np.float64)
-            return codes, names, docno.combine_chunks(), ranks
+            return qid_codes, qid_entries.to_pylist(), docno_entries, docno_codes, ranks
         run = run.to_pandas()
     import pandas as pd
 
     codes, names = pd.factorize(run["qid"].astype(str).to_numpy())
-    return (codes.astype(np.int64), [str(name) for name in names], pa.array(run["docno"].astype(str).tolist(), pa.string()),
+    docnos = pa.array(run["docno"].astype(str).tolist(), pa.string())
+    return (codes.astype(np.int64), [str(name) for name in names], docnos, np.arange(len(docnos), dtype=np.int64),
             run["rank"].to_numpy(dtype=np.float64))
+
+
+def _is_strings(column: pa.ChunkedArray) -> bool:
+    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    return pa.types.is_string(kind)
+
+
+def _codes_and_entries(column: pa.ChunkedArray, encode: bool) -> tuple[np.ndarray, pa.Array]:
+    """A string column as (an int64 index a row, the strings indexed): its dictionary if it has one
+    (the chunks' dictionaries unified), else its dictionary encoding (``encode``) or the column itself."""
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+        if column.num_chunks == 0:
+            return np.zeros(0, np.int64), pa.array([], pa.string())
+        codes = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+                                for chunk in column.chunks])
+        return codes, column.chunk(0).dictionary
+    column = column.combine_chunks()
+    if encode:
+        encoded = pc.dictionary_encode(column)
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
+    return np.arange(len(column), dtype=np.int64), column
 
 
 def evaluate_run(

@@ -183,9 +183,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp.unlink()
 
 
-def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
+def write_parquet(table: pa.Table, path: str | os.PathLike, **options) -> None:
+    """``table`` as Parquet at ``path``, atomically; ``options`` go to ``pq.write_table``."""
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, **options)
 
 
 def write_text(text: str, path: str | os.PathLike) -> None:

@@ -32,15 +32,28 @@ from .grid import decode_point  # noqa: E402
 from .io import atomic_path  # noqa: E402
 
 FORMATS = ("svg", "png")
+DPI = 150  # of the PNG
 
 
 def _save(figure, stem: Path) -> list[Path]:
+    # The tight box (bbox_inches="tight") measured once for both formats: savefig measures it by
+    # drawing the whole figure before drawing it into the file, so each format drew it twice, and a
+    # figure of dozens of panels spent most of its job drawing (the same box: inches, at the same dpi).
+    # tight_layout() leaves a placeholder layout engine, which lays nothing out but makes savefig
+    # draw once more before it draws: dropped, as matplotlib drops it for a figure never laid out.
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    if isinstance(figure.get_layout_engine(), PlaceHolderLayoutEngine):
+        figure.set_layout_engine(None)
+    figure.set_dpi(DPI)
+    figure.draw_without_rendering()
+    box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
     paths = []
     for fmt in FORMATS:
         path = stem.with_suffix(f".{fmt}")
         with atomic_path(path) as tmp:
             metadata = {"Date": None} if fmt == "svg" else {}
-            figure.savefig(tmp, format=fmt, metadata=metadata, bbox_inches="tight", dpi=150)
+            figure.savefig(tmp, format=fmt, metadata=metadata, bbox_inches=box, dpi=DPI)
         paths.append(path)
     plt.close(figure)
     return paths

@@ -9,7 +9,7 @@ postings of a query once and score a whole parameter grid from the same arrays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -98,6 +98,21 @@ class QueryFeature(QueryTerm):
     #: values of the feature in each document of its postings beside the counts (name -> array aligned
     #: with ``docids``; the sentence model: where the feature's terms sit in the sentence's parse tree)
     values: object = None
+
+
+def replaced(term: QueryTerm, **changes) -> QueryTerm:
+    """``dataclasses.replace(term, **changes)``: a shallow copy of a query term (or feature) with those fields changed.
+
+    Made as copy.copy makes it (the instance's fields copied as they are), without replace's pass
+    over every field through the frozen ``__init__``: three times slower, and a query set's terms
+    are copied once each as they are laid out (150,000 of them a DRCD query set and family).
+    The classes have no ``__post_init__`` that a copy would skip; ``changes`` must name fields
+    (unchecked: the callers name them in the code).
+    """
+    clone = object.__new__(type(term))
+    clone.__dict__.update(term.__dict__)
+    clone.__dict__.update(changes)  # a frozen dataclass: its __setattr__ refuses, its __dict__ does not
+    return clone
 
 
 class RetrievalModel:
@@ -201,6 +216,15 @@ class RetrievalModel:
         the fused kernels both take the weight from here, so both paths stay bit-identical.
         """
         return float(term.qtf)
+
+    def term_weights(self, terms: Sequence[QueryTerm], stats: CollectionStatistics,
+                     point: Mapping[str, float]) -> np.ndarray:
+        """:meth:`term_weight` of every term of a query set, as an array (what the fused kernels take).
+
+        A model whose weights are array arithmetic over the set overrides it with the same
+        numbers (the phrase models: 150,000 terms a DRCD query set, at each of 44 points).
+        """
+        return np.array([self.term_weight(term, point) for term in terms], dtype=np.float64)
 
     def candidate_scores(self, terms, counts, doc_lengths, doc_unique_terms, stats, point, cache=None) -> np.ndarray:
         """Scores of a query's candidates from ``counts`` (features x candidates): ``scores_candidates`` models.
