@@ -259,11 +259,28 @@ def test_values_of_deep_runs_are_ir_measures_values_on_the_whole_ranking(seed):
                 assert {value for (qid, measure), value in expected.items() if measure == "NumRet"} == {300}
 
 
-@pytest.mark.parametrize("seed", [4, 5])
-def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, seed):
-    """`irgrid evaluate` reads qid and docno as Parquet's dictionaries (read_run_for_evaluation), one a row
-    group: with row groups of 500 rows each has a dictionary of its own, unified before the lookup. The
-    values must be ir-measures' own on the run's frame, and the same as for the plain-string table."""
+def runs_over_few_documents(seed):
+    """Judgements over 60 documents and runs ranking 40 of them for each of 30 queries (rows shuffled):
+    few distinct docnos, so Parquet keeps the docno column as a dictionary in every row group."""
+    rng = random.Random(seed)
+    docnos = [f"doc{d}" for d in range(60)]
+    qids = [str(q) for q in range(1, 31)]
+    qrels = pd.DataFrame([(qid, docno, rng.choice([0, 1, 2])) for qid in qids[:-2]
+                          for docno in rng.sample(docnos, rng.randint(1, 8))], columns=["qid", "docno", "relevance"])
+    runs = []
+    for _ in range(2):
+        rows = [(qid, docno, rank, 0.0) for qid in qids for rank, docno in enumerate(rng.sample(docnos, 40), start=1)]
+        rng.shuffle(rows)
+        runs.append(run_frame(rows))
+    return qrels, runs
+
+
+@pytest.mark.parametrize("seed,dictionaries", [(4, True), (5, True), (6, False)])
+def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, seed, dictionaries):
+    """`irgrid evaluate` reads qid and docno as Parquet's dictionaries (read_run_for_evaluation) when Parquet
+    holds them so, one a row group: with row groups of 500 rows each has a dictionary of its own, unified
+    before the lookup. A run written without dictionaries is read as plain strings. The values must be
+    ir-measures' own on the run's frame, and the same as for the plain-string table."""
     import ir_measures
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -271,21 +288,24 @@ def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, see
     from irgrid.evaluate import read_run_for_evaluation
     from irgrid.retrieve import RUN_SCHEMA, RUN_WRITE_OPTIONS
 
-    qrels, runs = deep_runs_over_few_judgements(seed)
+    qrels, runs = runs_over_few_documents(seed)
     measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000", "RR"]
     reference_qrels = pd.DataFrame({"query_id": qrels["qid"], "doc_id": qrels["docno"], "relevance": qrels["relevance"]})
     evaluator = RunEvaluator(qrels, measures)
-    for i, run in enumerate(runs[:2]):
+    for i, run in enumerate(runs):
         path = tmp_path / f"run{i}.parquet"
+        options = RUN_WRITE_OPTIONS if dictionaries else {"use_dictionary": False}
         pq.write_table(pa.Table.from_pandas(run, schema=RUN_SCHEMA, preserve_index=False), path, row_group_size=500,
-                       **RUN_WRITE_OPTIONS)
+                       **options)
         table = read_run_for_evaluation(path)
-        assert pa.types.is_dictionary(table.column("docno").type) and table.column("docno").num_chunks > 1
+        assert all(pa.types.is_dictionary(table.column(name).type) == dictionaries for name in ("qid", "docno"))
+        assert table.column("docno").num_chunks > 1 or not dictionaries
         frame = pd.DataFrame({"query_id": run["qid"], "doc_id": run["docno"], "score": -run["rank"].astype(float)})
         expected = {(m.query_id, str(m.measure)): m.value
                     for m in ir_measures.iter_calc([ir_measures.parse_measure(name) for name in measures],
                                                    reference_qrels, frame)}
         got = evaluator.evaluate(table)
+        assert len(got) == len(evaluator.judged) * len(measures)
         for qid, measure, value in got.itertuples(index=False):
             assert value == expected.get((qid, measure), 0.0), (seed, qid, measure)
         pd.testing.assert_frame_equal(got, evaluator.evaluate(pa.Table.from_pandas(run, preserve_index=False)))
