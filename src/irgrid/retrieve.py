@@ -74,10 +74,11 @@ def _fixed_width_rows(strings: pa.StringArray) -> np.ndarray | None:
 def _cycle_collection_paused():
     """Python's cycle collector off for the block (as it was after).
 
-    Preparing a query set makes an object or more for every query term and window (DRCD's
-    phrase families: ~800,000 a set), none of them in a reference cycle, and the collector's
-    full passes over every live object they trigger were a third of the preparation's time
-    (1.3 s of a 4 s set). Objects freed by reference counting are freed as ever.
+    Preparing a query set makes several objects for every query term and window (a DRCD phrase
+    family's set has 153,273 features, each copied once or twice), which live as long as the set;
+    the collector's full passes that their number triggers scanned every live object and were a
+    quarter to a third of the preparation's time (1.3-1.4 s of 3.6-5.8 s). Objects freed by
+    reference counting are freed as ever; the collector runs again after the block.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -222,10 +223,10 @@ class PreparedQuerySet(Sequence):
     def dirichlet_parts(self, model: RetrievalModel, term_constants: np.ndarray, mu: float):
         """Each posting's Dirichlet part and each candidate's log(|D| + mu): the same for every point of one mu.
 
-        Kept for the last (model, mu) only: they are the size of the postings, and the next
-        (model, mu) is written into their arrays (a fresh array's pages cost more to fault in
-        than the values to compute). The arrays handed out before are overwritten then: a
-        caller uses them before asking for another mu (Scorer._top_block).
+        Kept for the last (model, mu) only: they are the size of the postings (700 MB for DRCD's
+        phrase families), and the next (model, mu) is written into their arrays rather than new
+        ones. The arrays handed out before are overwritten then: a caller uses them before
+        asking for another mu (Scorer._top_block).
         """
         from .models.formulas import dirichlet_posting_parts, shifted_logs
 
