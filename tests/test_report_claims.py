@@ -37,13 +37,29 @@ def test_the_repository_experiments_state_claims_that_load():
     config["experiments"] = {name: str(REPO / path) for name, path in config["experiments"].items()}
     loaded = load_config(config)
     claims = loaded["_experiments"]["gjm"]["claims"]
-    assert {"better": "gjm2", "than": "dirichlet", "measure": "AP", "text": "GJM-2 beats Dirichlet"} in claims
+    gjm2 = [claim for claim in claims if (claim["better"], claim["than"], claim["measure"]) == ("gjm2", "dirichlet", "AP")]
+    # the GJM-2 paper reports no significance test: its claims are directions
+    assert gjm2 and gjm2[0]["kind"] == "direction" and loaded["_experiments"]["gjm"]["paper_test"] is None
     assert loaded["_experiments"]["gjm"]["paper"]["table"].startswith("Table 3")
 
 
 def test_a_claim_is_normalised_to_ir_measures_spelling(tmp_path):
     loaded = load_with(tmp_path, {**EXPERIMENT, "claims": [{"better": "bm25", "than": "ql", "measure": "NDCG@10"}]})
-    assert loaded["_experiments"]["exp"]["claims"] == [{"better": "bm25", "than": "ql", "measure": "nDCG@10", "text": ""}]
+    assert loaded["_experiments"]["exp"]["claims"] == [{"better": "bm25", "than": "ql", "measure": "nDCG@10", "text": "",
+                                                        "querysets": [], "kind": "direction", "larger_on": None}]
+
+
+def test_a_claims_kind_follows_the_papers_test_and_its_query_sets_are_checked(tmp_path):
+    claim = {"better": "bm25", "than": "ql", "measure": "AP"}
+    tested = load_with(tmp_path, {**EXPERIMENT, "querysets": ["text"], "claims": [claim],
+                                  "paper_test": {"alternative": "greater", "alpha": 0.0005}})["_experiments"]["exp"]
+    assert tested["claims"][0]["kind"] == "significant"
+    assert tested["paper_test"] == {"test": "ttest", "alternative": "greater", "alpha": 0.0005, "correction": "none"}
+    assert tested["verdict_selection"] == "cv"  # never the best run by default
+    with pytest.raises(ConfigError, match=r"claims/0/querysets: \['title'\] not among the experiment's query sets"):
+        load_with(tmp_path, {**EXPERIMENT, "querysets": ["text"], "claims": [{**claim, "querysets": ["title"]}]})
+    with pytest.raises(ConfigError, match="verdict_selection 'tuned' needs tune_on"):
+        load_with(tmp_path, {**EXPERIMENT, "verdict_selection": "tuned"})
 
 
 @pytest.mark.parametrize(("claim", "key", "words"), [

@@ -167,3 +167,119 @@ def test_differences_computed_once_give_the_same_table_and_figure(tmp_path):
     given = plot_per_query(chosen_by_row, spec(), tmp_path / "given", differences=differences)
     computed = plot_per_query(chosen_by_row, spec(), tmp_path / "computed")
     assert given[0].read_bytes() == computed[0].read_bytes()
+
+
+# --- fair verdicts: grid positions, the deciding selection, both tests, directions, subsets --------------------
+
+def test_grid_position_flags_an_edge_that_can_move_and_not_a_bound():
+    from irgrid.tables import grid_position
+
+    params = [f"mu~{mu}_alpha~{alpha}" for mu in (250, 500, 1000) for alpha in (0, 0.5, 1)]
+    low_mu = grid_position(params, "mu~250_alpha~0.5", {"mu": [None, 1e9], "alpha": [0, 1]})
+    assert low_mu.points == 9 and low_mu.edges == ("mu=250 (lowest of 3)",) and low_mu.on_edge
+    # alpha = 0 is the bottom of its range [0, 1]: no grid reaches past it
+    at_bound = grid_position(params, "mu~500_alpha~0", {"mu": [None, 1e9], "alpha": [0, 1]})
+    assert not at_bound.on_edge and at_bound.bounded == ("alpha=0 (lowest of 3)",)
+    assert "range's bound" in at_bound.describe()
+    assert not grid_position(params, "mu~500_alpha~0.5").on_edge
+    assert not grid_position(["mu~500"], "mu~500").on_edge  # one value is not swept
+
+
+def test_tables_count_points_and_mark_a_best_point_on_an_edge():
+    frames = [evaluations({"base": BASE})]
+    for shift, mu in ((0.0, 100), (0.05, 200), (0.1, 400)):  # the best point is the largest mu: an edge
+        frames.append(evaluations({"up": np.clip(BASE + shift, 0, 1)}).assign(params=f"mu~{mu}"))
+    frame = pd.concat(frames, ignore_index=True)
+    two = spec(models=("base", "up"))
+    summary = summarise(frame, two)
+    up = summary[summary["model"] == "up"].iloc[0]
+    assert up["points"] == 3 and up["on_edge"] and "mu=400 (highest of 3)" in up["edge"]
+    from irgrid.tables import EDGE_MARK, to_markdown
+
+    text = to_markdown(summary, two)
+    assert "Grid points per model: base 1, up 3." in text and EDGE_MARK in text
+    [line] = evaluate_claims(frame, two, [Claim("up", "base", "AP")]).to_dict("records")
+    assert line["points_better"] == 3 and "extend the grid" in line["edge_better"] and line["edge_than"] == ""
+
+
+def test_a_one_sided_test_says_opposite_when_the_model_is_significantly_worse():
+    one_sided = spec(correction="none", alternative="greater")
+    [line] = evaluate_claims(evaluations(), one_sided, [Claim("down", "base", "AP")]).to_dict("records")
+    # the claimed direction is not significant (p near 1); the test the other way is
+    assert line["p_value"] == pytest.approx(scipy_stats.ttest_rel(VALUES["down"], VALUES["base"],
+                                                                  alternative="greater").pvalue)
+    assert line["p_value"] > 0.5
+    assert scipy_stats.ttest_rel(VALUES["down"], VALUES["base"], alternative="less").pvalue < 0.05
+    assert line["verdict"] == "opposite" and line["significant"] == "yes, the other way"
+
+
+def test_a_direction_claim_says_the_sign_and_significance_apart():
+    found = evaluate_claims(evaluations(), spec(), [Claim("up", "base", "AP", kind="direction"),
+                                                    Claim("same", "base", "AP", kind="direction")])
+    up, same = found.to_dict("records")
+    assert up["verdict"] == "direction holds" and up["significant"] == "yes"
+    expected_same = "direction holds" if (VALUES["same"] - VALUES["base"]).mean() > 0 else "direction reversed"
+    assert same["verdict"] == expected_same and same["significant"] == "no"
+
+
+def test_the_papers_own_test_runs_beside_the_corrected_one():
+    from irgrid.report.claims import PaperTest
+
+    paper = PaperTest(test="ttest", alternative="greater", alpha=0.0005)
+    [line] = evaluate_claims(evaluations(), spec(), [Claim("same", "base", "AP")], paper_test=paper).to_dict("records")
+    assert line["paper_p"] == pytest.approx(scipy_stats.ttest_rel(VALUES["same"], VALUES["base"],
+                                                                  alternative="greater").pvalue)
+    assert "one-sided" in line["paper_test"] and "0.0005" in line["paper_test"]
+    [none] = evaluate_claims(evaluations(), spec(), [Claim("up", "base", "AP")]).to_dict("records")
+    assert "direction only" in none["paper_test"] and np.isnan(none["paper_p"])
+
+
+def test_the_verdict_is_cross_validated_while_the_best_run_rewards_more_points():
+    """A model given 40 grid points of pure noise around the baseline: its best run looks better than
+    the baseline (selection on the test queries), its cross-validated points do not."""
+    rng = np.random.default_rng(11)
+    qids = [f"q{i:02d}" for i in range(60)]
+    base = rng.uniform(0.1, 0.6, len(qids))
+    frames = [pd.DataFrame({"qid": qids, "measure": "AP", "value": base, "collection": "c", "queryset": "t",
+                            "model": "base", "params": "mu~1"})]
+    for point in range(40):
+        frames.append(pd.DataFrame({"qid": qids, "measure": "AP", "value": base + rng.normal(0, 0.1, len(qids)),
+                                    "collection": "c", "queryset": "t", "model": "noisy", "params": f"k~{point}"}))
+    frame = pd.concat(frames, ignore_index=True)
+    cv = spec(models=("base", "noisy"), selection="cv", folds=5)
+    [line] = evaluate_claims(frame, cv, [Claim("noisy", "base", "AP")]).to_dict("records")
+    assert line["selection"] == "cv" and line["points_better"] == 40
+    best_means = frame[frame["model"] == "noisy"].groupby("params")["value"].mean() - base.mean()
+    assert line["oracle_difference"] == pytest.approx(best_means.max())  # the oracle: the largest of 40 means
+    assert line["difference"] < line["oracle_difference"]
+    assert line["verdict"] == "no difference"
+
+
+def test_a_claim_about_some_query_sets_keeps_to_them_and_says_when_none_ran():
+    frame = pd.concat([evaluations(queryset="title"), evaluations(queryset="desc")], ignore_index=True)
+    found = evaluate_claims(frame, spec(), [Claim("up", "base", "AP", querysets=("desc",)),
+                                            Claim("up", "base", "AP", querysets=("title_desc_narr",))])
+    assert found["queryset"].tolist() == ["desc", ""]
+    assert found["verdict"].tolist() == ["holds", "no rows"] and "title_desc_narr" in found["note"].iloc[1]
+
+
+def test_a_gain_larger_on_a_subset_against_welch_by_hand():
+    gains = np.where(np.arange(len(QIDS)) < 10, 0.2, 0.0) + RNG.normal(0, 0.01, len(QIDS))
+    frame = evaluations({"base": BASE, "up": BASE + gains})
+    subset = set(QIDS[:10])
+    [line] = evaluate_claims(frame, spec(models=("base", "up")), [Claim("up", "base", "AP", kind="direction",
+                                                                        larger_on="phrases")],
+                             subsets={("adi", "text"): {"phrases": subset}}).to_dict("records")
+    assert line["mean_better"] == pytest.approx(gains[:10].mean())
+    assert line["mean_than"] == pytest.approx(gains.mean())
+    assert line["p_value"] == pytest.approx(scipy_stats.ttest_ind(gains[:10], gains[10:], equal_var=False).pvalue)
+    assert line["verdict"] == "direction holds" and line["ci_low"] > 0
+
+
+def test_a_ci_that_disagrees_with_the_corrected_test_is_noted():
+    found = evaluate_claims(evaluations(), spec(correction="bonferroni"), [Claim("up", "base", "AP")])
+    line = found.iloc[0].to_dict()
+    line.update(ci_low=0.01, ci_high=0.05, significant="no")
+    from irgrid.report.findings import _note
+
+    assert "CI excludes 0 but the corrected test does not reject" in _note(line, Claim("up", "base", "AP"))

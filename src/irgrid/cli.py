@@ -318,26 +318,28 @@ def cmd_findings(args) -> None:
 
     import pandas as pd
 
-    from .report.claims import Claim
+    from .report.claims import Claim, PaperTest
     from .report.evidence import query_texts, write_evidence
     from .report.findings import evaluate_claims, write_findings
-    from .tables import TableSpec, chosen_points, load_cells
+    from .tables import TableSpec, chosen_points, load_cells, query_subsets
 
-    spec = TableSpec(**json.loads(args.spec))
-    claims = [Claim(**claim) for claim in json.loads(args.claims)]
+    spec = replace(TableSpec(**json.loads(args.spec)), selection=args.verdict_selection)
+    claims = [Claim.from_dict(claim) for claim in json.loads(args.claims)]
+    paper_test = json.loads(args.paper_test)
+    paper_test = None if paper_test is None else PaperTest(**paper_test)
     cells = pd.DataFrame(_json_argument(args.cells))
     evaluations = load_cells(cells)
     rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
-    # Each selection's chosen points once: the claims and the per-query evidence share them.
-    chosen_by_selection = {selection: chosen_points(evaluations, replace(spec, selection=selection))
-                           if not evaluations.empty else {} for selection in args.selections}
-    findings = pd.concat([evaluate_claims(evaluations, replace(spec, selection=selection), claims, rows,
-                                          chosen_by_row=chosen_by_selection[selection])
-                          for selection in args.selections], ignore_index=True)
+    # The verdict's and the oracle's chosen points once: the claims and the per-query evidence share them.
+    chosen = chosen_points(evaluations, spec) if not evaluations.empty else {}
+    oracle = chosen if spec.selection == "best" else (
+        chosen_points(evaluations, replace(spec, selection="best")) if not evaluations.empty else {})
+    subset_names = sorted({claim.larger_on for claim in claims if claim.larger_on})
+    subsets = query_subsets(cells, subset_names) if subset_names and "topics" in cells.columns else {}
+    findings = evaluate_claims(evaluations, spec, claims, rows, chosen_by_row=chosen, paper_test=paper_test,
+                               oracle_by_row=oracle, subsets=subsets)
     write_findings(findings, spec.title or spec.experiment, spec.alpha, args.table_dir)
-    evidence_spec = replace(spec, selection=args.selections[0])
-    chosen = chosen_by_selection[args.selections[0]]
-    write_evidence(chosen, evidence_spec, query_texts(cells), args.table_dir, args.figure_dir)
+    write_evidence(chosen, spec, query_texts(cells), args.table_dir, args.figure_dir)
     log.info("%d claims on %d rows: %s", len(claims), len(rows), findings["verdict"].value_counts().to_dict())
 
 
@@ -506,8 +508,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("findings", help="an experiment's claims checked per collection, and its per-query evidence")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
-    p.add_argument("--claims", required=True, help="JSON list of {better, than, measure, text}")
-    p.add_argument("--selections", nargs="+", default=["best"], help="the tables' selections (best, cv, tuned)")
+    p.add_argument("--claims", required=True, help="JSON list of {better, than, measure, text, querysets, kind, "
+                                                   "larger_on}")
+    p.add_argument("--verdict-selection", default="cv", choices=["cv", "tuned", "best"],
+                   help="the selection whose chosen points decide the verdicts (the best run is shown beside)")
+    p.add_argument("--paper-test", default="null", help="JSON {test, alternative, alpha, correction} of the "
+                                                        "paper's own test, or null")
     p.add_argument("--cells", required=True, help="JSON list of cells with path and topics; - reads stdin")
     p.add_argument("--table-dir", required=True)
     p.add_argument("--figure-dir", required=True)

@@ -250,7 +250,9 @@ def _check_references(config: Mapping[str, Any]) -> None:
         from .report.claims import parse_claims  # late: the report package is only needed here
 
         experiment["claims"] = [claim.to_dict() for claim in parse_claims(
-            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where))]
+            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where),
+            experiment.get("querysets") or None)]
+        experiment["verdict_selection"] = verdict_selection(experiment, where)
         swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
         for parameter in experiment.get("parameter_figures", []):
             if parameter not in swept:
@@ -282,6 +284,20 @@ def _check_references(config: Mapping[str, Any]) -> None:
                 raise ConfigError(f"{source}: models/{model_name}/grid: {error}") from None
 
 
+def verdict_selection(experiment: Mapping[str, Any], where: str) -> str:
+    """The selection whose chosen points decide the experiment's verdicts (``verdict_selection``).
+
+    Not the best run: an oracle that rewards a model for every extra grid point it is given.
+    By default the parameters chosen on another query set where the experiment has one
+    (``tune_on``), else cross-validation over queries.
+    """
+    chosen = experiment.get("verdict_selection") or ("tuned" if experiment.get("tune_on") else "cv")
+    if chosen == "tuned" and not experiment.get("tune_on"):
+        raise ConfigError(f"{where}: verdict_selection 'tuned' needs tune_on (query set -> the query set "
+                          "choosing its parameters)")
+    return chosen
+
+
 def canonical_measures(names, where: str) -> list[str]:
     """Measure names as ir-measures writes them ('NDCG@10' -> 'nDCG@10').
 
@@ -306,6 +322,22 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
     names = instance.parameter_names()
     grid = {name: model.get("grid", {}).get(name, [param.default]) for name, param in zip(names, instance.parameters)}
     return [instance.check_point(point) for point in expand_grid(grid, names)]
+
+
+def model_bounds(experiment: Mapping[str, Any]) -> dict[str, dict[str, list]]:
+    """model -> parameter -> [low, high]: the inclusive bounds of each parameter's range (None for an
+    open bound), for the tables' edge flags (a best point at such a bound cannot move further)."""
+    bounds = {}
+    for name, model in experiment["models"].items():
+        grid = model.get("grid", {})
+        bounds[name] = {}
+        for parameter in get_model(model["family"]).parameters:
+            high = parameter.high if parameter.high_inclusive else None
+            other = grid.get(parameter.high_param) if parameter.high_param else None
+            if other is not None and (not isinstance(other, list) or len(other) == 1):
+                high = float(other[0] if isinstance(other, list) else other)  # t1 <= t2 with t2 fixed
+            bounds[name][parameter.name] = [parameter.low if parameter.low_inclusive else None, high]
+    return bounds
 
 
 #: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),

@@ -66,6 +66,74 @@ class TableSpec:
     #: selection ``tuned``: query set -> the query set whose evaluations choose its parameters
     #: (``{test: dev}``: every model at its best point on dev, reported on test; rows: the keys)
     tune_on: dict[str, str] = field(default_factory=dict)
+    #: model -> parameter -> [low, high]: the inclusive bounds of its range (None where the bound is
+    #: open or infinite); a best point at such a bound is on the edge of the range, not of the grid
+    bounds: dict[str, dict[str, list]] = field(default_factory=dict)
+
+
+EDGE_MARK = "‡"
+
+
+@dataclass(frozen=True)
+class GridPosition:
+    """Where a model's best point sits in the grid it was tuned over, on one table row.
+
+    ``points``: the grid points evaluated; ``edges``: each swept parameter whose best value is
+    the lowest or highest of its grid values and could still move (not a bound of its range),
+    as ``name=value (lowest of n)``; ``bounded``: those at a bound of the parameter's range, which
+    no grid can extend past.
+    """
+
+    points: int
+    best: str
+    edges: tuple[str, ...] = ()
+    bounded: tuple[str, ...] = ()
+
+    @property
+    def on_edge(self) -> bool:
+        return bool(self.edges)
+
+    def describe(self) -> str:
+        parts = [f"edge: extend the grid ({'; '.join(self.edges)})"] if self.edges else []
+        if self.bounded:
+            parts.append(f"at the range's bound ({'; '.join(self.bounded)})")
+        return ", ".join(parts)
+
+
+def grid_position(params: Sequence[str], best: str, bounds: dict[str, list] | None = None) -> GridPosition:
+    """The position of ``best`` among the evaluated grid points ``params`` (encoded points)."""
+    from .grid import decode_point, format_value
+
+    bounds = bounds or {}
+    points = [decode_point(point) for point in dict.fromkeys(params)]
+    chosen = decode_point(best)
+    edges, bounded = [], []
+    for name, value in chosen.items():
+        values = sorted({point[name] for point in points if name in point})
+        if len(values) < 2 or values[0] < value < values[-1]:
+            continue
+        side = "lowest" if value == values[0] else "highest"
+        low, high = (list(bounds.get(name) or [None, None]) + [None, None])[:2]
+        at_bound = (side == "lowest" and low is not None and value <= low) or (
+            side == "highest" and high is not None and value >= high)
+        text = f"{name}={format_value(value)} ({side} of {len(values)})"
+        (bounded if at_bound else edges).append(text)
+    return GridPosition(len(points), best, tuple(edges), tuple(bounded))
+
+
+def grid_positions(evaluations: pd.DataFrame, spec: TableSpec) -> dict[tuple[str, str, str], GridPosition]:
+    """(collection, queryset, model) -> where the model's best point by ``select_by`` (the best run)
+    sits in its grid on that row: the edge flags every table and finding shows, whatever its selection."""
+    best = replace(spec, selection="best")
+    out = {}
+    selected = evaluations[evaluations["measure"] == spec.select_by]
+    for (collection, queryset, model), values in selected.groupby(["collection", "queryset", "model"], sort=False):
+        if model not in spec.models:
+            continue
+        params, _ = select_point(values, best)
+        out[(collection, queryset, model)] = grid_position(list(values["params"].unique()), params,
+                                                          spec.bounds.get(model))
+    return out
 
 
 #: query subsets a table can show: name -> (row label, which queries of a topics table belong to it)
@@ -196,11 +264,15 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec,
     queries), means and tests over the subset's queries only.
     """
     rows = []
+    positions = grid_positions(evaluations, spec)
     for (collection, queryset), chosen in chosen_points(evaluations, spec).items():
-        rows.extend(_measure_rows(chosen, spec, collection, queryset, None))
+        row_positions = {model: positions[(collection, queryset, model)] for model in spec.models
+                         if (collection, queryset, model) in positions}
+        rows.extend(_measure_rows(chosen, spec, collection, queryset, None, row_positions))
         for subset, qids in (subsets or {}).get((collection, queryset), {}).items():
             if qids:
-                rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids))
+                rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids,
+                                          row_positions))
     return pd.DataFrame(rows)
 
 
@@ -272,7 +344,7 @@ def _tuned_points(row_values: pd.DataFrame, tuning: pd.DataFrame, spec: TableSpe
 
 
 def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, collection: str, queryset: str,
-                  qids: set[str] | None) -> list[dict]:
+                  qids: set[str] | None, positions: dict[str, GridPosition] | None = None) -> list[dict]:
     """The summary rows of one table row: every model's mean of every measure, tested against the baseline."""
     if qids is not None:
         chosen = {model: (params, values[values["qid"].astype(str).isin(qids)])
@@ -315,6 +387,7 @@ def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, 
                     "test": spec.test,
                     "alternative": spec.alternative,
                     "p_value": p_value,
+                    **_position_columns((positions or {}).get(model)),
                 }
             )
         corrected = correct_p_values([row["p_value"] for row in measure_rows], spec.correction)
@@ -324,6 +397,13 @@ def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, 
             row["significant"] = bool(row["model"] != spec.baseline and p_corrected < spec.alpha)
         rows.extend(measure_rows)
     return rows
+
+
+def _position_columns(position: GridPosition | None) -> dict:
+    if position is None:
+        return {"points": 0, "best_params": "", "on_edge": False, "edge": ""}
+    return {"points": position.points, "best_params": position.best, "on_edge": position.on_edge,
+            "edge": position.describe()}
 
 
 def _row_label(collection: str, queryset: str, several_querysets: bool, num_queries: int | None = None) -> str:
@@ -348,12 +428,28 @@ def _grid(summary: pd.DataFrame, spec: TableSpec, cell_format) -> tuple[list[str
     return header, body
 
 
-def _plain_cell(model_rows: pd.DataFrame, spec: TableSpec, mark: str) -> str:
+def _plain_cell(model_rows: pd.DataFrame, spec: TableSpec, mark: str, edge_mark: str = EDGE_MARK) -> str:
     parts = []
     for measure in spec.measures:
         entry = model_rows.loc[measure]
         parts.append(f"{entry['mean']:.4f}{mark if entry['significant'] else ''}")
-    return " / ".join(parts)
+    return " / ".join(parts) + (edge_mark if _on_edge(model_rows) else "")
+
+
+def _on_edge(model_rows: pd.DataFrame) -> bool:
+    return "on_edge" in model_rows.columns and bool(model_rows["on_edge"].any())
+
+
+def _points_line(summary: pd.DataFrame, spec: TableSpec) -> str:
+    """How many grid points each model was tuned over (a range where rows differ)."""
+    if "points" not in summary.columns:
+        return ""
+    parts = []
+    for model in spec.models:
+        counts = summary.loc[summary["model"] == model, "points"]
+        low, high = int(counts.min()), int(counts.max())
+        parts.append(f"{spec.model_labels.get(model, model)} {low if low == high else f'{low}-{high}'}")
+    return "Grid points per model: " + ", ".join(parts) + "."
 
 
 def _p_text(entry: pd.Series, spec: TableSpec) -> str:
@@ -365,7 +461,7 @@ def _p_text(entry: pd.Series, spec: TableSpec) -> str:
 _TEST_NAMES = {"ttest": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "randomization": "paired randomisation test"}
 
 
-def _legend(spec: TableSpec, mark: str) -> str:
+def _legend(spec: TableSpec, mark: str, edge_mark: str = EDGE_MARK) -> str:
     """What the numbers are and what the mark means, in words."""
     if spec.selection == "cv":
         chosen = f"each model at the parameters chosen by {spec.folds}-fold cross-validation over queries (by {spec.select_by})"
@@ -379,28 +475,32 @@ def _legend(spec: TableSpec, mark: str) -> str:
     if spec.alternative != "two-sided":
         direction = "better" if spec.alternative == "greater" else "worse"
         test = f"one-sided {test} (is the model {direction} than the baseline?)"
-    return f"{chosen}. {mark}: {test} against {spec.baseline}{correction}, p < {spec.alpha}."
+    return (f"{chosen}. {mark}: {test} against {spec.baseline}{correction}, p < {spec.alpha}. {edge_mark}: the "
+            f"model's best point by {spec.select_by} is on an edge of its grid (extend the grid).")
 
 
 def to_markdown(summary: pd.DataFrame, spec: TableSpec) -> str:
     header, body = _grid(summary, spec, lambda rows, model: _plain_cell(rows, spec, SIGNIFICANT_MARK))
     lines = [f"# {spec.title or spec.experiment}", ""]
     lines.append(f"Cells: {' / '.join(spec.measures)}; {_legend(spec, SIGNIFICANT_MARK)}")
-    lines.append("")
+    lines += ["", _points_line(summary, spec), ""]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
     lines.extend("| " + " | ".join(row) + " |" for row in body)
     lines += ["", "## Chosen parameters and p-values", ""]
     p_heading = "p (raw / corrected)" if spec.correction != "none" else "p"
     lines.append(
-        "| collection | query set | model | parameters | "
+        "| collection | query set | model | parameters | points | best point's grid edge | "
         + " | ".join(f"{p_heading} {m}" for m in spec.measures) + " |"
     )
-    lines.append("|---|---|---|---|" + "---:|" * len(spec.measures))
+    lines.append("|---|---|---|---|---:|---|" + "---:|" * len(spec.measures))
     for (collection, queryset, model), rows in summary.groupby(["collection", "queryset", "model"], sort=False):
         rows = rows.set_index("measure")
         p_values = ["baseline" if model == spec.baseline else _p_text(rows.loc[m], spec) for m in spec.measures]
-        lines.append(f"| {collection} | {queryset} | {model} | {rows['params'].iloc[0]} | " + " | ".join(p_values) + " |")
+        points = int(rows["points"].iloc[0]) if "points" in rows.columns else ""
+        edge = rows["edge"].iloc[0] if "edge" in rows.columns else ""
+        lines.append(f"| {collection} | {queryset} | {model} | {rows['params'].iloc[0]} | {points} | {edge} | "
+                     + " | ".join(p_values) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -410,7 +510,7 @@ def to_latex(summary: pd.DataFrame, spec: TableSpec) -> str:
             text = text.replace(char, replacement)
         return text
 
-    header, body = _grid(summary, spec, lambda rows, model: _plain_cell(rows, spec, r"$^\dagger$"))
+    header, body = _grid(summary, spec, lambda rows, model: _plain_cell(rows, spec, r"$^\dagger$", r"$^\ddagger$"))
     lines = [
         r"\begin{table}",
         r"\centering",
@@ -424,7 +524,8 @@ def to_latex(summary: pd.DataFrame, spec: TableSpec) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{{escape(spec.title or spec.experiment)}: {' / '.join(escape(m) for m in spec.measures)}; "
-        + escape(_legend(spec, "MARK")).replace("MARK", r"$^\dagger$", 1)
+        + escape(_legend(spec, "MARK", "EDGEMARK")).replace("EDGEMARK", r"$^\ddagger$", 1)
+        .replace("MARK", r"$^\dagger$", 1) + " " + escape(_points_line(summary, spec))
         + "}",
         r"\end{table}",
     ]
@@ -439,7 +540,10 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
             title = "baseline" if model == spec.baseline else f"p = {_p_text(entry, spec)}"
             mark = SIGNIFICANT_MARK if entry["significant"] else ""
             parts.append(f'<span title="{html.escape(title)}">{entry["mean"]:.4f}{mark}</span>')
-        return " / ".join(parts)
+        edge = ""
+        if _on_edge(rows):
+            edge = f'<span title="{html.escape(rows["edge"].iloc[0])}">{EDGE_MARK}</span>'
+        return " / ".join(parts) + edge
 
     header, body = _grid(summary, spec, cell)
     out = [f"<h2>{html.escape(spec.title or spec.experiment)}</h2>", "<table>"]
@@ -449,7 +553,7 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
     out.append("</table>")
     out.append(
         f"<p>{html.escape(' / '.join(spec.measures))}; {html.escape(_legend(spec, SIGNIFICANT_MARK))} "
-        "Hover a value for its p-value.</p>"
+        f"{html.escape(_points_line(summary, spec))} Hover a value for its p-value, {EDGE_MARK} for the edge.</p>"
     )
     return "\n".join(out) + "\n"
 

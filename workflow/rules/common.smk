@@ -10,7 +10,7 @@ from snakemake.settings.types import DeploymentMethod
 from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.format import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
-from irgrid.config import select_subset
+from irgrid.config import model_bounds, select_subset
 from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
@@ -230,6 +230,7 @@ def experiment_table_spec(wildcards):
         "query_counts": experiment["query_counts"],
         "selection": TABLE_SELECTIONS[getattr(wildcards, "table", "table")],
         "tune_on": experiment["tune_on"],
+        "bounds": model_bounds(experiment),
     }
     return json.dumps(spec, sort_keys=True)
 

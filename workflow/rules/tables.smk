@@ -98,13 +98,15 @@ rule findings:
     params:
         spec=experiment_table_spec,
         claims=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["claims"]),
-        selections=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["tables"],
+        verdict_selection=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["verdict_selection"],
+        paper_test=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["paper_test"]),
         cells=experiment_table_cells,
         table_dir="results/tables/{experiment}",
         figure_dir="results/figures/{experiment}",
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid findings --spec {params.spec:q} --claims {params.claims:q} --selections {params.selections}"
+        "irgrid findings --spec {params.spec:q} --claims {params.claims:q}"
+        " --verdict-selection {params.verdict_selection} --paper-test {params.paper_test:q}"
         " --cells - --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q}"
         " 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"

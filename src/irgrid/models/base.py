@@ -30,6 +30,8 @@ class Parameter:
     description: str
     low_inclusive: bool = True
     high_inclusive: bool = True
+    #: another parameter of the model whose value bounds this one from above (t1 <= t2)
+    high_param: str = ""
 
     def check(self, value: float, model: str) -> float:
         value = float(value)
@@ -139,6 +141,9 @@ class RetrievalModel:
     #: True for a feature model whose features carry values from the documents' dependency parses
     #: (:class:`irgrid.models.sentence.SentenceMRF`): its query set is prepared with the collection's parses
     uses_parses: ClassVar[bool] = False
+    #: the family whose ranking this one reproduces (KL divergence with an ML query model ranks as
+    #: Dirichlet query likelihood), so that fair-budget checks treat them as one family; "" for none
+    ranks_as: ClassVar[str] = ""
 
     @classmethod
     def parameter_names(cls) -> list[str]:

@@ -294,6 +294,7 @@ class KLDirichletML(QLDirichlet):
     name = "kl_ml"
     description = "KL-divergence retrieval, ML query model, Dirichlet document model"
     parameters = (MU,)
+    ranks_as = "ql_dirichlet"
 
     def query_weight(self, terms):
         return 1.0 / sum(term.qtf for term in terms)

@@ -294,6 +294,7 @@ class UnigramWords(PhraseModel):
     name = "uni"
     description = "phrase paper's Uni: query likelihood over words (Chinese: characters), Dirichlet"
     uses_phrases = False
+    ranks_as = "ql_dirichlet"
 
     def phrase_weight(self, phrase, point):
         return 0.0
@@ -324,7 +325,7 @@ class FixedPhraseWeight(PhraseModel):
 
 
 T1 = Parameter("t1", 0.1, -1.0, 1.0, "normalised idf difference at and below which a phrase gets weight 0 "
-               "(lost in the extract; docs/models.md)")
+               "(lost in the extract; docs/models.md)", high_param="t2")
 T2 = Parameter("t2", 0.4, -1.0, 1.0, "normalised idf difference from which a phrase gets lambda_max (paper: 0.4)")
 LAMBDA_MAX = Parameter("lambda_max", 0.9, 0.0, 1.0, "the highest weight of a phrase (paper: 0.9)")
 PMI_THRESHOLD = Parameter("pmi_threshold", 1.0, -1e9, 1e9, "phrases whose PMI (bits) is at most this are "

@@ -43,6 +43,8 @@ img{max-width:100%;height:auto}figure img{width:100%;max-width:64em}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
 .verdict-holds{background:#d9f2dd;font-weight:bold}.verdict-opposite{background:#f8d7d5;font-weight:bold}
 .verdict-no-difference{background:#f1f1f1}.verdict-no-judged-queries{background:#fff3cd}
+.verdict-direction-holds{background:#eaf7ec}.verdict-direction-reversed{background:#fbeceb}.verdict-tie{background:#f1f1f1}
+.verdict-no-rows{background:#fff3cd}
 .missing{color:#9c2a00}.legend,.claim{font-size:.9em;color:#444}
 nav ul{columns:2}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:bold}dd{margin:0}
 """
@@ -217,7 +219,8 @@ def _findings(experiment: Mapping[str, Any]) -> str:
         return _missing(experiment["findings"])
     frame = pd.read_csv(path, dtype={"queryset": str, "collection": str, "text": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("difference", "ci_low", "ci_high", "p_value", "p_corrected",
-                                                     "mean_better", "mean_than")})
+                                                     "mean_better", "mean_than", "paper_p", "points_better",
+                                                     "points_than", "oracle_difference", "oracle_p_corrected")})
     if frame.empty:
         return "<p>The experiment states no claims (<code>claims:</code> in its file).</p>"
     return findings_html(frame, float(experiment["alpha"]))
