@@ -126,7 +126,8 @@ BLOCK_FAMILIES = ["bm25", "ql_dirichlet", "kl_ml", "sdm"]  # BM25, Dirichlet, a 
 @given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES), depth=st.integers(1, 20),
        seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 5),
        values=st.lists(st.tuples(st.sampled_from([0.0, 0.3, 1.2, 3.0]), st.sampled_from([0.0, 0.5, 1.0]),
-                                 st.sampled_from([1.0, 50.0, 2000.0]), st.sampled_from([0.0, 0.2, 0.7])),
+                                 st.sampled_from([1.0, 50.0, 2000.0]), st.sampled_from([0.0, 0.2, 0.7]),
+                                 st.sampled_from([0, 1])),
                        min_size=1, max_size=7))
 def test_a_block_of_points_ranks_each_point_as_the_per_query_path(docs, texts, family, depth, seed, threads, block,
                                                                    values):
@@ -140,12 +141,13 @@ def test_a_block_of_points_ranks_each_point_as_the_per_query_path(docs, texts, f
     topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
     model = get_model(family)
     if family == "bm25":
-        points = [{"k1": k1, "b": b} for k1, b, _, _ in values]
+        points = [{"k1": k1, "b": b} for k1, b, _, _, _ in values]
     elif family == "sdm":
-        points = [{"mu": mu, "lambda_t": 1.0 - weight, "lambda_o": weight, "lambda_u": 0.0} for _, _, mu, weight
-                  in values]
+        # a block may mix the rules for unseen terms: their features weigh 0 at the points that drop them
+        points = [{"mu": mu, "lambda_t": 1.0 - weight, "lambda_o": weight, "lambda_u": 0.0, "drop_unseen": drop}
+                  for _, _, mu, weight, drop in values]
     else:
-        points = [{"mu": mu} for _, _, mu, _ in values]
+        points = [{"mu": mu} for _, _, mu, _, _ in values]
     points = [model.check_point(point) for point in points]
     prepared = scorer.prepare(topics, model, points)
     saved = retrieve.BLOCK_POINTS

@@ -3,9 +3,10 @@
 :func:`analyzed_queries` applies the index's analyzer to each query (and to its
 parsed phrases, where the topics carry a ``phrases`` column);
 :func:`compile_query_set` asks the model family for each query's features (for all
-the grid points to be scored), drops the features that cannot match, reads the
-postings of the terms once (with positions only for the terms of windows), and
-counts every distinct window once, however many queries share it.
+the grid points to be scored), drops the features that cannot match (unless the
+model scores them: SDM and FDM, as Indri does), reads the postings of the terms
+once (with positions only for the terms of windows), and counts every distinct
+window once, however many queries share it.
 """
 
 from __future__ import annotations
@@ -53,11 +54,13 @@ def compile_query_set(
     """``(qids, features of each query)``, each feature with its df, cf and postings.
 
     A feature naming a term absent from the collection is dropped: no document can
-    match it (a term alone is dropped by every bag-of-words model here too).  A
-    window of present terms that never matches is kept, with no postings: the
-    model scores its absence (Indri's 1 / (2|C|) background for a window never
-    seen).  Within a query, features keep the order the model compiled them in,
-    which fixes the summation order of a score.  A model that ``uses_parses`` gets each
+    match it (a term alone is dropped by every bag-of-words model here too), unless
+    the model keeps it for one of ``points`` (``keeps_unseen_features``: SDM and FDM
+    as Indri scores them), when it is kept with df 0, cf 0 and no postings, and
+    never counted.  A window of present terms that never matches is kept, with no
+    postings: the model scores its absence (Indri's 1 / (2|C|) background for a
+    window never seen).  Within a query, features keep the order the model compiled
+    them in, which fixes the summation order of a score.  A model that ``uses_parses`` gets each
     feature's values in the documents' parse trees from ``parses``
     (:class:`irgrid.sentences.features.SentenceParses`), once per query set.  ``queries``: the
     topics' :func:`analyzed_queries`, where the caller has them already.
@@ -68,17 +71,24 @@ def compile_query_set(
     compiled = [model.compile(query, points) for query in queries]
     words = sorted({word for features in compiled for c in features for word in c.feature.terms})
     present = index.term_stats(words)
-    compiled = [[c for c in features if all(word in present for word in c.feature.terms)] for features in compiled]
+    if not model.keeps_unseen_features(points):
+        compiled = [[c for c in features if all(word in present for word in c.feature.terms)] for features in compiled]
     distinct: dict[Feature, None] = dict.fromkeys(c.feature for features in compiled for c in features)
-    window_words = sorted({word for f in distinct if not f.is_term for word in f.terms})
-    term_words = sorted({f.terms[0] for f in distinct if f.is_term} - set(window_words))
-    statistics: dict[Feature, FeatureStatistics] = {}
+    # only the features whose every term occurs can match: only they are read or counted
+    seen, unseen = [], []
+    for f in distinct:
+        (seen if all(word in present for word in f.terms) else unseen).append(f)
+    window_words = sorted({word for f in seen if not f.is_term for word in f.terms})
+    term_words = sorted({f.terms[0] for f in seen if f.is_term} - set(window_words))
+    no_postings = np.zeros(0, dtype=np.int32)
+    statistics: dict[Feature, FeatureStatistics] = {
+        f: FeatureStatistics(0, 0, no_postings, no_postings, str(f)) for f in unseen}
     if window_words:
         positional = index.positional_postings(window_words)
         for word, (lo, hi) in positional.spans.items():
             df, cf = present[word]
             statistics[term(word)] = FeatureStatistics(df, cf, positional.docids[lo:hi], positional.tfs[lo:hi], word)
-        windows = [feature for feature in distinct if not feature.is_term]
+        windows = [feature for feature in seen if not feature.is_term]
         for feature, found in zip(windows, many_window_postings(windows, positional, model.window_overlap)):
             statistics[feature] = FeatureStatistics(found.df, found.cf, found.docids, found.counts, str(feature))
     for word, postings in index.postings(term_words).items():

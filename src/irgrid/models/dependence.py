@@ -38,7 +38,7 @@ from ..features import (
     term_pairs,
     unordered,
 )
-from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
+from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel, replaced
 from .formulas import DIRICHLET_KERNEL, NO_KERNEL
 from .lm import KLDirichletML, QLDirichlet
 
@@ -51,6 +51,10 @@ LAMBDA_T = Parameter("lambda_t", 0.85, 0.0, 1.0, "weight of the single terms (In
 LAMBDA_O = Parameter("lambda_o", 0.10, 0.0, 1.0, "weight of the ordered windows #1 (Indri's SDM: 0.10)")
 LAMBDA_U = Parameter("lambda_u", 0.05, 0.0, 1.0, "weight of the unordered windows (Indri's SDM: 0.05)")
 WINDOW = Parameter("window", 8.0, 2.0, 1e6, "width of the unordered window over a term pair (Indri's SDM: 8)")
+DROP_UNSEEN = Parameter("drop_unseen", 0.0, 0.0, 1.0,
+                        "0: a query term absent from the collection stays in the query with its windows, scored "
+                        "with the 1/(2|C|) background and counted in its group's size (Indri); 1: it is dropped "
+                        "with its windows and the groups shrink")
 
 
 def feature_probability(feature: QueryTerm, stats: CollectionStatistics) -> float:
@@ -91,6 +95,14 @@ class FeatureModel(RetrievalModel):
         """The features of ``query`` needed to score it at every one of ``points``."""
         raise NotImplementedError
 
+    def keeps_unseen_features(self, points: Sequence[Mapping[str, float]]) -> bool:
+        """Whether a feature naming a term absent from the collection is kept (with no postings) for ``points``.
+
+        False: it is dropped when the query set is compiled (no document can match it), as a
+        bag-of-words model drops such a term.
+        """
+        return False
+
     def annotate(self, features: list[QueryFeature], stats: CollectionStatistics) -> list[QueryFeature]:
         """``features`` of one query, with their statistics, given what the model derives from them.
 
@@ -112,15 +124,49 @@ class MarkovRandomField(FeatureModel, QLDirichlet):
     each feature's weight w_f = lambda_G qtf_f / |G| multiplies its matched part
     log(1 + tf / (mu p(f|C))), and the per-document part is
     sum_f w_f log(mu p(f|C)) - (sum_f w_f) log(|D| + mu).
+
+    A query term absent from the collection (``drop_unseen`` 0, the default) stays in T
+    and its windows in O and U, as Indri keeps them: each is scored as a feature with no
+    occurrence, p(f|C) = 1/(2|C|) at the document's own length (Indri's ``NullScorerNode``),
+    and counts in |G|.  With ``drop_unseen`` 1 such features are left out and |G| counts
+    only the others (:meth:`annotate` records that size for each feature).
     """
 
     kernel = DIRICHLET_KERNEL
-    parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW)
+    parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW, DROP_UNSEEN)
     # Indri counts a window's matches without overlaps (ListBeliefNode::_documentOccurrences)
     window_overlap = False
 
+    @classmethod
+    def check_point(cls, point):
+        checked = super().check_point(point)
+        if checked["drop_unseen"] not in (0.0, 1.0):
+            raise ConfigError(f"model {cls.name!r}: parameter drop_unseen={checked['drop_unseen']:g} must be 0 "
+                              "(keep a query term absent from the collection, as Indri) or 1 (drop it)")
+        return checked
+
     def windows(self, points: Sequence[Mapping[str, float]]) -> list[int]:
         return sorted({whole_number(point["window"], "window", self.name, 2) for point in points})
+
+    def keeps_unseen_features(self, points):
+        # where every point drops them, they are dropped when compiled: no feature without postings to carry
+        return any(point["drop_unseen"] == 0.0 for point in points)
+
+    def annotate(self, features, stats):
+        """Each feature annotated with its group's size under ``drop_unseen`` 1 (0 for a feature naming an absent term).
+
+        A term absent from the collection is a single-term feature with cf 0 (every query
+        term is one: T holds them all); a window naming one has no occurrence either.
+        """
+        absent = {f.feature.terms[0] for f in features if f.feature.is_term and f.cf == 0}
+        if not absent:
+            return [replaced(f, annotation=f.group_size) for f in features]
+        names_absent = [any(word in absent for word in f.feature.terms) for f in features]
+        seen_sizes: dict[str, int] = {}
+        for f, unseen in zip(features, names_absent):
+            if not unseen:
+                seen_sizes[f.group] = seen_sizes.get(f.group, 0) + f.qtf
+        return [replaced(f, annotation=0 if unseen else seen_sizes[f.group]) for f, unseen in zip(features, names_absent)]
 
     def group_lambda(self, group: str, point: Mapping[str, float]) -> float:
         if group == TERMS_GROUP:
@@ -130,6 +176,11 @@ class MarkovRandomField(FeatureModel, QLDirichlet):
         return point["lambda_u"] if group == unordered_group(int(point["window"])) else 0.0
 
     def term_weight(self, term: QueryTerm, point: Mapping[str, float]) -> float:
+        if point["drop_unseen"] == 1.0 and term.annotation is not None:
+            # a feature naming an absent term weighs 0 (its 0 * log(mu p(f|C)) adds exactly 0.0 to the
+            # query's constant, so the scores are those of the query compiled without it, to the bit)
+            seen_group_size = term.annotation
+            return self.group_lambda(term.group, point) * term.qtf / seen_group_size if seen_group_size else 0.0
         return self.group_lambda(term.group, point) * term.qtf / term.group_size
 
     def background(self, term, stats):
@@ -168,7 +219,7 @@ class FullDependence(MarkovRandomField):
 
     name = "fdm"
     description = "Markov random field, full dependence (Metzler & Croft 2005; Indri semantics)"
-    parameters = MarkovRandomField.parameters + (MAX_TERMS,)
+    parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW, MAX_TERMS, DROP_UNSEEN)
 
     def compile(self, query, points):
         # one group of ordered and one of unordered windows per max_terms (and window) of the grid:
