@@ -325,18 +325,22 @@ def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:
 
 
 def model_bounds(experiment: Mapping[str, Any]) -> dict[str, dict[str, list]]:
-    """model -> parameter -> [low, high]: the inclusive bounds of each parameter's range (None for an
-    open bound), for the tables' edge flags (a best point at such a bound cannot move further)."""
+    """model -> parameter -> [low, high]: how far each parameter's range reaches, for the tables' edge
+    flags (a best point at such a bound cannot move further). An inclusive bound is itself; an open
+    bound of a weight in a unit interval counts as reached within 1% of it (0.01 for alpha in (0, 1));
+    other open bounds (mu > 0) are None: a grid can always reach further."""
     bounds = {}
     for name, model in experiment["models"].items():
         grid = model.get("grid", {})
         bounds[name] = {}
         for parameter in get_model(model["family"]).parameters:
-            high = parameter.high if parameter.high_inclusive else None
+            near = 0.01 * (parameter.high - parameter.low) if parameter.high - parameter.low <= 1 else None
+            low = parameter.low if parameter.low_inclusive else (None if near is None else parameter.low + near)
+            high = parameter.high if parameter.high_inclusive else (None if near is None else parameter.high - near)
             other = grid.get(parameter.high_param) if parameter.high_param else None
             if other is not None and (not isinstance(other, list) or len(other) == 1):
                 high = float(other[0] if isinstance(other, list) else other)  # t1 <= t2 with t2 fixed
-            bounds[name][parameter.name] = [parameter.low if parameter.low_inclusive else None, high]
+            bounds[name][parameter.name] = [low, high]
     return bounds
 
 
