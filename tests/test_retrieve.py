@@ -104,7 +104,9 @@ def test_fused_kernel_equals_per_query_path_at_any_point_and_threads(docs, texts
     scorer = Scorer(TinyIndex(dict(zip(docnos, docs))), threads=threads)
     topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
     model = get_model(family)
-    point = model.check_point({"k1": k1, "b": b} if family == "bm25" else {"mu": mu})
+    # each family at a point of the parameters it has (the sentence TF-IDF has none)
+    drawn = {"k1": k1, "b": b, "mu": mu}
+    point = model.check_point({name: drawn[name] for name in model.parameter_names() if name in drawn})
     prepared = scorer.prepare(topics, model, [point])
     expected = per_query_run(scorer, model, prepared, point, depth)
     got = scorer.run(model, prepared, point, depth)

@@ -143,7 +143,8 @@ def test_connected_beats_unconnected_at_any_setting(beta, alpha, lam):
 def test_rerank_ranks_every_candidate_and_only_those():
     index, parses = tiny()
     topics = pd.DataFrame({"qid": ["q"], "text": ["gang members"], "candidates": [["d3", "d2", "d1", "zz"]]})
-    for family, point in (("kl_ml", {"mu": 10}), ("tfidf", {}), ("mrf_sentence", {"lambda_sr": 0.5})):
+    for family, point in (("kl_ml", {"mu": 10}), ("tfidf", {}), ("tfidf_sentence", {}),
+                          ("mrf_sentence", {"lambda_sr": 0.5})):
         [ranked] = retrieve_grid(index, topics, family, [point], parses=parses)
         # d4 matches but is not a candidate; d3 matches nothing but is one; zz is not in the collection
         assert list(ranked["docno"]) [:2] == ["d1", "d2"]
@@ -221,7 +222,7 @@ def test_a_sentence_without_tokens_is_ranked_with_a_finite_score():
     index, parses = tiny(sentences)
     topics = pd.DataFrame({"qid": ["q"], "text": ["gang members"], "candidates": [["d1", "d5"]]})
     for family, point in (("mrf_sentence", {"lambda_sr": 0.5, "lambda_pr": 0.2}), ("kl_ml", {"mu": 10}),
-                          ("tfidf", {}), ("word_count", {})):
+                          ("tfidf", {}), ("tfidf_sentence", {}), ("word_count", {})):
         [ranked] = retrieve_grid(index, topics, family, [point], parses=parses)
         assert list(ranked["docno"]) == ["d1", "d5"]
         assert np.isfinite(ranked["score"]).all()

@@ -100,8 +100,8 @@ def _average_precision(ranked_labels):
     return total / max(1, sum(ranked_labels))
 
 
-@pytest.mark.parametrize("family,point", [("word_count", {"idf": 0}), ("tfidf", {}), ("kl_ml", {"mu": 10}),
-                                          ("mrf_sentence", {"lambda_sr": 0.5})])
+@pytest.mark.parametrize("family,point", [("word_count", {"idf": 0}), ("tfidf", {}), ("tfidf_sentence", {}),
+                                          ("kl_ml", {"mu": 10}), ("mrf_sentence", {"lambda_sr": 0.5})])
 def test_tied_candidates_rank_the_same_whichever_order_the_file_lists_them(tmp_path, family, point):
     # every candidate holds both question words once and has the same length: all tie under every model
     texts = [f"alpha beta filler{i}" for i in range(10)]

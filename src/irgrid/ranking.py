@@ -2,9 +2,10 @@
 
 Scoring stays in each model's own ``term_scores`` (numpy) for most models; for
 the models that name a fused kernel (BM25, Dirichlet query likelihood: the
-ones grids are swept over most), :func:`score_and_rank` scores and ranks each
-query in one pass over its postings, calling the same scalar formulas
-(:mod:`irgrid.models.formulas`) as the model's numpy methods.
+ones grids are swept over most; the sentence-retrieval TF-IDF),
+:func:`score_and_rank` scores and ranks each query in one pass over its
+postings, calling the same scalar formulas (:mod:`irgrid.models.formulas`) as
+the model's numpy methods.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, bm25_part
+from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, SENTENCE_TFIDF_KERNEL, bm25_part, sentence_tfidf_part
 
 
 @njit(cache=True, nogil=True)
@@ -312,8 +313,8 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     posting's ``dirichlet_part`` and each candidate's ``log(|D| + mu)``, computed once
     per mu by the same scalar functions (:func:`irgrid.models.formulas.dirichlet_posting_parts`,
     :func:`~irgrid.models.formulas.shifted_logs`): the points of a block share one mu, and
-    a grid at one mu then costs a multiply-add per posting and candidate.  BM25 passes
-    empty arrays.
+    a grid at one mu then costs a multiply-add per posting and candidate.  BM25 and the
+    sentence TF-IDF (no per-document part) pass empty arrays.
     """
     num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
@@ -344,6 +345,9 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
                         for t in range(m):
                             row[t] = weight * bm25_part(np.float64(tfs[start + t]), lengths[t], constant, k1, b,
                                                         average)
+                    elif kernel == SENTENCE_TFIDF_KERNEL:  # the constant is the term's idf
+                        for t in range(m):
+                            row[t] = weight * sentence_tfidf_part(np.float64(tfs[start + t]), constant)
                     else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
                         for t in range(m):
                             row[t] = weight * posting_parts[start + t]

@@ -18,7 +18,7 @@ from .lm import (
 )
 from .lucene import BM25Lucene, QLLucene
 from .phrase import FixedPhraseWeight, PhraseInseparability, PhraseModel, PhrasesOnly, UnigramWords
-from .sentence import SentenceMRF
+from .sentence import SentenceMRF, SentenceTFIDF
 from .weighting import BM25, BM25RSJ, MBM25, TFIDF, EvolvedScheme, InL2, PivotedNormalisation, WordCount
 
 MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
@@ -26,8 +26,8 @@ MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
     for model in (BM25, QLJelinekMercer, QLDirichlet, QLAbsoluteDiscounting, QLTwoStage, QLGJM1, QLGJM2, KLDirichletML,
                   BM25RSJ, MBM25, PivotedNormalisation, InL2, TFIDF, EvolvedScheme,
                   SequentialDependence, FullDependence, BigramLM, ConceptUnigramLM, AxiomaticDependence,
-                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability, SentenceMRF, WordCount,
-                  BM25Lucene, QLLucene)
+                  UnigramWords, PhrasesOnly, FixedPhraseWeight, PhraseInseparability, SentenceMRF, SentenceTFIDF,
+                  WordCount, BM25Lucene, QLLucene)
 }
 
 
@@ -74,6 +74,7 @@ __all__ = [
     "QueryFeature",
     "QueryTerm",
     "SentenceMRF",
+    "SentenceTFIDF",
     "SequentialDependence",
     "RetrievalModel",
     "SmoothedQueryLikelihood",

@@ -21,6 +21,7 @@ from numba import njit
 NO_KERNEL = 0
 BM25_KERNEL = 1
 DIRICHLET_KERNEL = 2
+SENTENCE_TFIDF_KERNEL = 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -62,6 +63,20 @@ def dirichlet_document_array(doc_lengths, mu, query_constant, query_length):
     out = np.empty(len(doc_lengths), np.float64)
     for i in range(len(doc_lengths)):
         out[i] = dirichlet_document(np.float64(doc_lengths[i]), mu, query_constant, query_length)
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sentence_tfidf_part(tf, idf):
+    """The sentence-retrieval TF-IDF of one posting: log(tf + 1) idf (Allan, Wade & Bolivar 2003)."""
+    return math.log(tf + 1.0) * idf
+
+
+@njit(cache=True, nogil=True)
+def sentence_tfidf_part_array(tfs, idf):
+    out = np.empty(len(tfs), np.float64)
+    for i in range(len(tfs)):
+        out[i] = sentence_tfidf_part(np.float64(tfs[i]), idf)
     return out
 
 
