@@ -501,6 +501,100 @@ def test_several_runs_at_once_count_each_document_as_alone(index, monkeypatch, b
     assert sum(int(frame[list(CONSTRAINTS)].to_numpy().sum()) for frame in together) > 0
 
 
+# ------------------------------------------------- best runs, own and common (analyse_best_runs)
+def write_best_run_cells(root, index, runs: dict, means: dict) -> pd.DataFrame:
+    """Cells of a one-row experiment (one grid point per model): each model's run and an
+    evaluation whose AP is ``means[model]`` on every query, as the table jobs pass them."""
+    from irgrid.retrieve import write_run
+
+    root.mkdir(parents=True, exist_ok=True)
+    topics = root / "topics.parquet"
+    pq.write_table(pa.Table.from_pandas(TOPICS, preserve_index=False), topics)
+    cells = []
+    for model, run in runs.items():
+        run_path, eval_path = root / f"{model}.run.parquet", root / f"{model}.eval.parquet"
+        write_run(run.assign(score=-run["rank"].astype(float)), run_path)
+        evaluation = pd.DataFrame({"qid": TOPICS["qid"], "measure": "AP", "value": means[model]})
+        pq.write_table(pa.Table.from_pandas(evaluation, preserve_index=False), eval_path)
+        cells.append({"collection": "tiny", "queryset": "text", "analyzer": "plain", "model": model,
+                      "params": "default", "path": str(eval_path), "run": str(run_path),
+                      "index": str(index.path), "topics": str(topics)})
+    return pd.DataFrame(cells)
+
+
+def best_run_counts(root, index, runs, families, common_run, depth=1000):
+    from irgrid.axioms.experiment import analyse_best_runs
+    from irgrid.tables import TableSpec
+
+    cells = write_best_run_cells(root, index, runs, {model: 0.1 * (i + 1) for i, model in enumerate(runs)})
+    spec = TableSpec(experiment="tiny", models=list(runs), baseline=common_run)
+    return analyse_best_runs(cells, spec, families, depth=depth, common_run=common_run)
+
+
+def counts_of(per_doc, model, counted_on):
+    rows = per_doc[(per_doc["model"] == model) & (per_doc["counted_on"] == counted_on)]
+    return rows.set_index(["qid", "docno"])[[*CONSTRAINTS, "length"]].sort_index()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_common_run_counts_equal_own_counts_on_the_same_documents(index, tmp_path_factory, data):
+    """A model counted on a common run that holds the same documents as its own run (in any
+    order) gets the same counts, document by document, and the same summary."""
+    from irgrid.retrieve import retrieve_grid
+
+    common = retrieve_grid(index, TOPICS, "bm25", [{}])[0][["qid", "docno", "rank"]]
+    own = []
+    for _, documents in common.groupby("qid", sort=True):
+        order = data.draw(st.permutations(list(documents["docno"])))
+        own.append(pd.DataFrame({"qid": documents["qid"].iloc[0], "docno": order, "rank": range(1, len(order) + 1)}))
+    runs = {"dfr": common, "bm25": pd.concat(own, ignore_index=True)}
+    per_doc = best_run_counts(tmp_path_factory.mktemp("same"), index, runs, {"dfr": "inl2", "bm25": "bm25"},
+                              common_run="dfr")
+    for model in runs:
+        pd.testing.assert_frame_equal(counts_of(per_doc, model, "common"), counts_of(per_doc, model, "own"))
+        own_rows = per_doc[(per_doc["model"] == model) & (per_doc["counted_on"] == "own")]
+        common_rows = per_doc[(per_doc["model"] == model) & (per_doc["counted_on"] == "common")]
+        pd.testing.assert_frame_equal(summarise_violations(common_rows), summarise_violations(own_rows))
+
+
+def test_common_run_counts_differ_when_the_documents_differ(index, tmp_path):
+    """The common run holds other documents than a model's own run: the model's common counts are
+    those of the common run's documents (count_violations, one document at a time), not its own."""
+    from irgrid.retrieve import analyse_queries, retrieve_grid
+
+    common = retrieve_grid(index, TOPICS, "bm25", [{}])[0][["qid", "docno", "rank"]]
+    own = common.groupby("qid", sort=False).head(1)  # the first document of each query only
+    runs = {"dfr": common, "bm25": own}
+    per_doc = best_run_counts(tmp_path, index, runs, {"dfr": "inl2", "bm25": "bm25"}, common_run="dfr")
+    assert set(per_doc["counted_on"]) == {"own", "common"}
+    bm25_common, bm25_own = counts_of(per_doc, "bm25", "common"), counts_of(per_doc, "bm25", "own")
+    assert set(bm25_common.index) == set(zip(common["qid"], common["docno"]))
+    assert set(bm25_own.index) == set(zip(own["qid"], own["docno"]))
+    queries = analyse_queries(index, TOPICS)
+    model = get_model("bm25")
+    for (qid, docno), row in bm25_common.iterrows():
+        doc = index.forward([index.docids_of([docno])[docno]])[0]
+        assert row.to_dict() == count_violations(model, {}, queries[qid], doc, stats_of(index))
+    common_summary = summarise_violations(bm25_common.reset_index())
+    own_summary = summarise_violations(bm25_own.reset_index())
+    assert common_summary["documents"].item() > own_summary["documents"].item()
+    assert common_summary["total"].item() != own_summary["total"].item()
+    # the common run's own model: the same documents both ways
+    pd.testing.assert_frame_equal(counts_of(per_doc, "dfr", "common"), counts_of(per_doc, "dfr", "own"))
+
+
+def test_common_run_must_be_a_model(index, tmp_path):
+    with pytest.raises(ConfigError, match="common run"):
+        best_run_counts(tmp_path, index, {"ql": retrieve_bm25(index)}, {"ql": "ql_dirichlet"}, common_run="dfr")
+
+
+def retrieve_bm25(index):
+    from irgrid.retrieve import retrieve_grid
+
+    return retrieve_grid(index, TOPICS, "bm25", [{}])[0][["qid", "docno", "rank"]]
+
+
 def test_analyse_run_rejects_foreign_runs(index):
     run = pd.DataFrame({"qid": ["1", "3"], "docno": ["d1", "d1"], "rank": [1, 1], "score": [1.0, 1.0]})
     with pytest.raises(ConfigError, match="not in the topics"):

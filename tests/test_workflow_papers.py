@@ -142,11 +142,19 @@ def test_violations_for_each_function_and_analyzer(workdir):
     # One row per function and analyzer; rows are labelled by query set and analyzer.
     assert len(table) == 3 * 2
     assert set(table["queryset"]) == {"text, porter", "text, porter_smart"}
-    assert {"C1", "C2", "C3", "C4", "total", "AP", "rho", "p_value"} <= set(table.columns)
-    assert (table[["C1", "C2", "C3", "C4"]] >= 0).all().all()
+    assert {"C1", "C2", "C3", "C4", "total", "common_total", "AP", "rho_paper_own", "p_less_paper_common"} \
+        <= set(table.columns)
+    assert (table[["C1", "C2", "C3", "C4", "common_C1", "common_C2", "common_C3", "common_C4"]] >= 0).all().all()
+    # the common run is the baseline's (dfr): its own counts are its common counts
+    dfr = table[table["model"] == "dfr"]
+    assert (dfr["total"] == dfr["common_total"]).all()
+    claims = pd.read_csv(workdir / "results" / "tables" / "constraints" / "violations_claims.csv")
+    assert set(claims["claim"]) == {"inverse_correlation"} and len(claims) == 2 * 2  # analyzers x document sets
+    assert "## Claims" in (workdir / "results" / "tables" / "constraints" / "violations.md").read_text()
     per_doc = pd.read_parquet(workdir / "results" / "axioms" / "constraints" / "adi.parquet")
-    # At most axiom_depth documents of each query were analysed.
-    assert per_doc.groupby(["model", "analyzer", "qid"]).size().max() <= 30
+    # At most axiom_depth documents of each query were analysed, on each document set.
+    assert set(per_doc["counted_on"]) == {"own", "common"}
+    assert per_doc.groupby(["model", "analyzer", "qid", "counted_on"]).size().max() <= 30
 
 
 @pytest.mark.slow

@@ -287,7 +287,8 @@ def cmd_violations(args) -> None:
 
     spec = TableSpec(**json.loads(args.spec))
     started = time.perf_counter()
-    per_doc = analyse_best_runs(pd.DataFrame(_json_argument(args.cells)), spec, json.loads(args.families), depth=args.depth)
+    per_doc = analyse_best_runs(pd.DataFrame(_json_argument(args.cells)), spec, json.loads(args.families), depth=args.depth,
+                                common_run=args.common_run)
     write_violations(per_doc, args.out)
     log.info("counted violations in %d query-document pairs in %.1fs", len(per_doc), time.perf_counter() - started)
 
@@ -297,19 +298,24 @@ def cmd_violation_table(args) -> None:
     import pyarrow.parquet as pq
 
     from .axioms import CONSTRAINTS
-    from .axioms.experiment import violation_summary, write_violation_tables
+    from .axioms.experiment import violation_claims, violation_summary, write_violation_tables
     from .plots import plot_violations
     from .tables import TableSpec, load_cells
 
     spec = TableSpec(**json.loads(args.spec))
     # the summary needs the run keys, qid and the counts: leaving out docno (most of the bytes), analyzer
     # and length halves the reading and conversion of these millions of rows
-    columns = ["collection", "queryset", "model", "params", "qid", *CONSTRAINTS]
-    per_doc = pd.concat([pq.read_table(path, columns=columns).to_pandas() for path in args.violations],
-                        ignore_index=True)
-    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
-    table, correlations = violation_summary(per_doc, evaluations, spec)
-    write_violation_tables(table, correlations, spec, args.table_dir)
+    # (counted_on: absent from files counted on each model's own best run only)
+    columns = ["collection", "queryset", "model", "params", "counted_on", "qid", *CONSTRAINTS]
+    per_doc = pd.concat([pq.read_table(path, columns=[c for c in columns if c in pq.read_schema(path).names]).to_pandas()
+                         for path in args.violations], ignore_index=True)
+    cells = pd.DataFrame(_json_argument(args.cells))
+    evaluations = load_cells(cells)
+    analyzers = dict(zip(zip(cells["collection"], cells["queryset"]), cells["analyzer"])) if "analyzer" in cells else {}
+    paper_models = json.loads(args.paper_models) if args.paper_models else None
+    table, correlations = violation_summary(per_doc, evaluations, spec, paper_models=paper_models, analyzers=analyzers)
+    claims = violation_claims(table, correlations, spec, fewest=args.fewest_violations, common_run=args.common_run)
+    write_violation_tables(table, correlations, spec, args.table_dir, claims=claims, common_run=args.common_run)
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
 
 
@@ -495,6 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cells", required=True, help="JSON list of cells with path, run, index, topics, or - for standard input")
     p.add_argument("--families", required=True, help="JSON {model name: family}")
     p.add_argument("--depth", type=int, default=1000)
+    p.add_argument("--common-run", help="model whose best run's documents every model is also counted on")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_violations)
 
@@ -502,6 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="TableSpec as JSON")
     p.add_argument("--cells", required=True, help="JSON list of {collection, queryset, model, params, path}; - reads stdin")
     p.add_argument("--violations", nargs="+", required=True, help="per-collection violation files")
+    p.add_argument("--paper-models", help="JSON list of the paper's own models (default: all the models)")
+    p.add_argument("--common-run", help="the model whose best run the common counts were made on (for the labels)")
+    p.add_argument("--fewest-violations", help="the model the paper finds to have the fewest violations (a claim)")
     p.add_argument("--table-dir", required=True)
     p.add_argument("--figure-dir", required=True)
     p.set_defaults(func=cmd_violation_table)

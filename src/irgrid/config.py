@@ -211,6 +211,26 @@ def _check_stop_lists(config: Mapping[str, Any], source: str) -> None:
                           f"{', '.join(BUILTIN_STOPLISTS)} nor an existing file{hint}")
 
 
+def _resolve_axiom_models(experiment: dict[str, Any], where: str) -> None:
+    """Fill the defaults of paper_models (all models) and axiom_common_run (the baseline), and check
+    that they and axiom_fewest_violations name the experiment's models."""
+    models = list(experiment["models"])
+    if experiment.get("paper_models") is None:
+        experiment["paper_models"] = models
+    unknown = [name for name in experiment["paper_models"] if name not in experiment["models"]]
+    if unknown:
+        raise ConfigError(f"{where}: paper_models names {unknown[0]!r}, which is not one of its models {sorted(models)}")
+    if experiment.get("axiom_common_run") is None:
+        experiment["axiom_common_run"] = experiment["baseline"]
+    if experiment["axiom_common_run"] not in experiment["models"]:
+        raise ConfigError(f"{where}: axiom_common_run {experiment['axiom_common_run']!r} is not one of its models "
+                          f"{sorted(models)}")
+    fewest = experiment.get("axiom_fewest_violations")
+    if fewest is not None and fewest not in experiment["paper_models"]:
+        raise ConfigError(f"{where}: axiom_fewest_violations {fewest!r} is not one of its paper_models "
+                          f"{experiment['paper_models']}")
+
+
 def _check_references(config: Mapping[str, Any]) -> None:
     """Names used across the config must exist and mean one thing everywhere."""
     registry = config["_registry"]
@@ -242,6 +262,7 @@ def _check_references(config: Mapping[str, Any]) -> None:
             raise ConfigError(
                 f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}"
             )
+        _resolve_axiom_models(experiment, where)
         experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
         experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:

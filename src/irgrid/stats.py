@@ -501,8 +501,80 @@ def spearman(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> 
     return float(result.statistic), float(result.pvalue)
 
 
+#: spearman_test enumerates every pairing up to this many points (8! = 40,320 pairings).
+EXACT_SPEARMAN_MAX_POINTS = 8
+
+
+@dataclass(frozen=True)
+class SpearmanTest:
+    """Spearman's rho with its p-values for each alternative.
+
+    ``p_less`` is the probability, under independence, of a rho at most the observed one (the
+    alternative "inversely correlated"), ``p_greater`` of one at least it, ``p_two_sided`` of
+    one at least as far from 0. ``method`` is ``exact`` (every pairing of the points enumerated)
+    or ``asymptotic`` (scipy's t approximation). ``min_p_one_sided`` is the smallest one-sided
+    p-value any ordering of these points can give: with 5 points it is 1/120, and only a rho of
+    -0.9 or less reaches p <= 0.05 on the lower side.
+    """
+
+    rho: float
+    p_less: float
+    p_greater: float
+    p_two_sided: float
+    num_points: int
+    method: str
+    min_p_one_sided: float
+
+
+def spearman_test(x: Sequence[float], y: Sequence[float],
+                  max_exact: int = EXACT_SPEARMAN_MAX_POINTS) -> SpearmanTest:
+    """Spearman's rho of ``x`` and ``y`` (paired by position) and its permutation p-values.
+
+    Up to ``max_exact`` points, the p-values are exact: the ranks of ``y`` (mid-ranks for ties)
+    are paired with those of ``x`` in every one of the n! orders, and a p-value is the share of
+    orders whose rho is as extreme as the observed one (within 1e-12, so equal rhos count).
+    Beyond that, scipy's t approximation. With few points the exact distribution is coarse
+    (n = 5: 120 orders), which is why it is used instead of the approximation there. A constant
+    input has no ranking: rho and the p-values are nan.
+    """
+    from itertools import permutations
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"spearman_test needs two sequences of the same length, got {a.shape} and {b.shape}")
+    n = len(a)
+    if n < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        nan = float("nan")
+        return SpearmanTest(nan, nan, nan, nan, n, "exact" if n <= max_exact else "asymptotic", nan)
+    scipy_stats = _scipy_stats()
+    if n > max_exact:
+        rho = float(scipy_stats.spearmanr(a, b).statistic)
+        p = {alternative: float(scipy_stats.spearmanr(a, b, alternative=alternative).pvalue)
+             for alternative in ALTERNATIVES}
+        return SpearmanTest(rho, p["less"], p["greater"], p["two-sided"], n, "asymptotic", float("nan"))
+    # rho is Pearson's r of the ranks; centred, its denominator is the same for every pairing
+    rank_x = scipy_stats.rankdata(a) - (n + 1) / 2
+    rank_y = scipy_stats.rankdata(b) - (n + 1) / 2
+    scale = np.sqrt((rank_x @ rank_x) * (rank_y @ rank_y))
+    orders = np.array(list(permutations(range(n))), dtype=np.int64)
+    rhos = (rank_y[orders] @ rank_x) / scale
+    rho = float(rank_x @ rank_y / scale)
+    tolerance = 1e-12
+    return SpearmanTest(
+        rho,
+        float(np.mean(rhos <= rho + tolerance)),
+        float(np.mean(rhos >= rho - tolerance)),
+        float(np.mean(np.abs(rhos) >= abs(rho) - tolerance)),
+        n,
+        "exact",
+        float(np.mean(rhos <= rhos.min() + tolerance)),
+    )
+
+
 __all__ = [
     "ALTERNATIVES",
+    "EXACT_SPEARMAN_MAX_POINTS",
+    "SpearmanTest",
     "CORRECTION_METHODS",
     "CVResult",
     "PAIRED_TESTS",
@@ -517,5 +589,6 @@ __all__ = [
     "paired_ttest",
     "randomization_test",
     "spearman",
+    "spearman_test",
     "wilcoxon_test",
 ]

@@ -1,5 +1,6 @@
-# Axiomatic constraint violations (C1-C4) in the best run of each model, per collection,
-# then the violation table and the violations-against-effectiveness figure of the experiment.
+# Axiomatic constraint violations (C1-C4) in the best run of each model, and in the common
+# benchmark run (axiom_common_run), per collection; then the violation table, the paper's claims
+# about the violations and the violations-against-effectiveness figure of the experiment.
 
 
 # The cells reach the command on standard input (a here-document in the job's script): an
@@ -19,11 +20,13 @@ rule violations:
         cells=experiment_collection_cells,
         families=experiment_families,
         depth=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_depth"],
+        common_run=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_common_run"],
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid violations --spec {params.spec:q} --cells - --families {params.families:q}"
-        " --depth {params.depth} --out {output:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
+        " --depth {params.depth} --common-run {params.common_run:q} --out {output:q} 2> {log:q}"
+        " <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
 rule violation_table:
@@ -34,6 +37,7 @@ rule violation_table:
         report("results/tables/{experiment}/violations.html", caption="../report/violations.rst",
                category="{experiment}", subcategory="tables"),
         multiext("results/tables/{experiment}/violations", ".md", ".tex", ".csv"),
+        "results/tables/{experiment}/violations_claims.csv",
         report("results/figures/{experiment}/violations_vs_measure.svg", caption="../report/violations.rst",
                category="{experiment}", subcategory="figures"),
         "results/figures/{experiment}/violations_vs_measure.png",
@@ -46,8 +50,10 @@ rule violation_table:
         cells=experiment_table_cells,
         table_dir="results/tables/{experiment}",
         figure_dir="results/figures/{experiment}",
+        axiom_options=experiment_axiom_options,
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid violation-table --spec {params.spec:q} --cells - --violations {input.violations:q}"
-        " --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
+        " {params.axiom_options} --table-dir {params.table_dir:q} --figure-dir {params.figure_dir:q} 2> {log:q}"
+        " <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"

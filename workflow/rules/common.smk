@@ -179,6 +179,16 @@ def experiment_families(wildcards):
     return json.dumps({name: model["family"] for name, model in models.items()}, sort_keys=True)
 
 
+def experiment_axiom_options(wildcards):
+    """The violation table's options: the paper's models, the common run and the fewest-violations claim."""
+    experiment = IRGRID["_experiments"][wildcards.experiment]
+    options = [f"--paper-models {shlex.quote(json.dumps(experiment['paper_models']))}",
+               f"--common-run {shlex.quote(experiment['axiom_common_run'])}"]
+    if experiment["axiom_fewest_violations"]:
+        options.append(f"--fewest-violations {shlex.quote(experiment['axiom_fewest_violations'])}")
+    return " ".join(options)
+
+
 def experiment_violation_files(wildcards):
     experiment = IRGRID["_experiments"][wildcards.experiment]
     return [f"results/axioms/{wildcards.experiment}/{collection}.parquet" for collection in experiment["collections"]]

@@ -419,6 +419,7 @@ class _RunToAnalyse:
 
     model: RetrievalModel
     point: Mapping[str, float]
+    scoring: tuple                # (family, point items): runs with equal ones score a document alike
     top: pd.DataFrame             # qid, docno, rank: the top ``depth`` of each query, by qid then rank
     docids: np.ndarray            # int64, per row of top
     rows_of: dict[str, tuple[int, int]]  # qid -> its rows [lo, hi) of top
@@ -479,7 +480,9 @@ def analyse_runs(
     The runs of one query set share most of their top documents: each query's documents
     (of all the runs) are read, coded and laid out once, and each run's model scores them.
     A document's counts depend on the query, the model and the document only, so each
-    frame equals what analyse_run gives for its run alone.
+    frame equals what analyse_run gives for its run alone. Entries with the same family and
+    point (one model counted on the documents of several runs, e.g. its own best run and a
+    common benchmark run) are scored and counted once per query, over the union.
     """
     stats = CollectionStatistics.from_index(index)
     analysed: list[_RunToAnalyse] = []
@@ -487,7 +490,8 @@ def analyse_runs(
         model = get_model(family)
         point = model.check_point(point)
         top = _top_of(run, depth)
-        analysed.append(_RunToAnalyse(model, point, top, np.zeros(0, dtype=np.int64), {},
+        scoring = (family, tuple(sorted(point.items())))
+        analysed.append(_RunToAnalyse(model, point, scoring, top, np.zeros(0, dtype=np.int64), {},
                                       {name: np.zeros(len(top), dtype=np.int64) for name in (*CONSTRAINTS, "length")}))
     qids = list(dict.fromkeys(qid for r in analysed for qid in pd.unique(r.top["qid"]).tolist()))
     if qids:
@@ -506,9 +510,12 @@ def analyse_runs(
             present = [r for r in analysed if qid in r.rows_of]
             union = np.unique(np.concatenate([r.docids[slice(*r.rows_of[qid])] for r in present]))
             prefixes = QueryPrefixes(coded.take(np.searchsorted(batch, union)).layout(queries[qid]), queries[qid])
+            counted: dict[tuple, dict[str, np.ndarray]] = {}  # per scoring: the counts of every union document
             for r in present:
-                counts = prefixes.violations(prefixes.scores(r.model, r.point, stats), rtol)
-                counts["length"] = prefixes.layout.lengths
+                if r.scoring not in counted:
+                    counted[r.scoring] = prefixes.violations(prefixes.scores(r.model, r.point, stats), rtol)
+                    counted[r.scoring]["length"] = prefixes.layout.lengths
+                counts = counted[r.scoring]
                 lo, hi = r.rows_of[qid]
                 at = np.searchsorted(union, r.docids[lo:hi])
                 for name, values in counts.items():
