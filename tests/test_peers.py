@@ -176,7 +176,7 @@ ANSERINI_CACM = {
 @pytest.mark.parametrize("family,point", list(ANSERINI_CACM), ids=[family for family, _ in ANSERINI_CACM])
 def test_cacm_matches_anserini_regression(cacm, family, point):
     """Within 0.01 of the published figures: Anserini's own documents and topics differ from the
-    public CACM files (docs/results.md); on the same files the Lucene families match Anserini exactly
+    public CACM files (docs/anserini.md); on the same files the Lucene families match Anserini exactly
     (test_lucene_families_match_anserini_run_on_the_same_files)."""
     expected = ANSERINI_CACM[(family, point)]
     run = cacm.run(family, dict(point))

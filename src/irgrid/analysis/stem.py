@@ -8,8 +8,8 @@
             ``possibli``), computed by NLTK's ``PorterStemmer`` in its ``MARTIN_EXTENSIONS``
             mode (the rules of Porter's own implementations).  It agrees with Lucene 9's
             ``org.apache.lucene.analysis.en.PorterStemmer`` on all 37,193 alphabetic words of
-            the six test collections and TrecQA (compared through Anserini 0.21's jar,
-            docs/results.md); ``porter`` differs on 95 of them.
+            the six test collections and TrecQA (compared through Anserini 0.21's jar);
+            ``porter`` differs on some of them.
 ``krovetz`` Krovetz's inflectional/derivational stemmer (``krovetzstemmer``).
 ``wordnet`` WordNet's morphy lemmatiser (:mod:`irgrid.analysis.wordnet`), as the ADM
             paper used; needs WordNet's database (Debian's ``wordnet-base``).
