@@ -10,9 +10,10 @@ UnicodeDecodeError or IndexError escaping from any of them fails the test.
 
 An outcome is one of:
 
-- an :class:`InputFormatError` whose ``path`` is the fuzzed file and which names a 1-based line
-  (or, for SQuAD JSON, the JSON path: :class:`~irgrid.collections.squad.JSONStructureError`; or,
-  for a compressed stream cut short or damaged and ``.Z`` data, the file as a whole);
+- an :class:`InputFormatError` whose ``path`` is the fuzzed file (or a member of it, ``file[member]``,
+  when it is a tar archive of HTML pages) and which names a 1-based line (or, for SQuAD JSON, the
+  JSON path: :class:`~irgrid.collections.squad.JSONStructureError`; or, for a compressed stream or
+  tar archive cut short or damaged and ``.Z`` data, the file as a whole);
 - success, with every id non-empty and blank-free and every text a string: a documented
   acceptance (an empty document or query is kept with empty text; relevance is identity when the
   registry gives no table, any 32-bit integer).
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -57,6 +60,21 @@ TRECQA = (b"<QApairs id='1'>\n<question>\nwho\twrote\tHamlet\t?\nNN\tNN\tNN\tNN\
           b"-\t-\t-\t-\n</question>\n<positive>\nShakespeare\twrote\tHamlet\t.\nNN\tNN\tNN\tNN\nROOT\tDEP\tDEP\tDEP\n"
           b"2\t0\t2\t2\n-\t-\t-\t-\nShakespeare\t\n1\t\n</positive>\n<negative>\nHamlet\tis\ta\tplay\t.\n"
           b"NN\tNN\tNN\tNN\tNN\nROOT\tDEP\tDEP\tDEP\tDEP\n0\t1\t1\t1\t1\n-\t-\t-\t-\t-\n</negative>\n</QApairs>\n")
+HTML_PAGE = b"<html>\n<pre>\n\nA Title &amp; more\n\nCACM 1958 <= m\n</pre>\n</html>\n"
+
+
+def _tar(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        end = archive.offset
+    return buffer.getvalue()[:end]  # without the closing zero blocks: most of the bytes, none of the content
+
+
+HTML_TAR = _tar({"P-1.html": HTML_PAGE, "P-2.html": b"<p>two</p>"})
 ANSWER_TSV = b"QuestionID\tQuestion\tSentence\tLabel\nQ1\twhy?\tbecause.\t1\nQ1\twhy?\tno.\t0\nQ2\thow?\tso.\t0\n"
 
 # Variants a byte mutation would rarely reach: empty records, relevance off the scale, non-text JSON.
@@ -82,6 +100,8 @@ SPECIAL = {
               b'{"data": []}', b"[]", b'{"data": [{"title": "T", "paragraphs": [{"context": "a"}, {"context": "b"}]}]}'],
     "trecqa": [b"<QApairs id='1'>\n<question>\n\n\n\n\n\n</question>\n</QApairs>\n",
                b"<QApairs id='1'>\n</QApairs>\n<QApairs id='1'>\n</QApairs>\n"],
+    "html": [b"<html></html>", b"<script>only data</script>", b"<p>\xe9</p>", _tar({"a b.html": b"x"}),
+             _tar({"P.html": b"a", "d/P.html": b"b"}), _tar({"P.html": b"\xff"}), _tar({})],
     "answer_tsv": [b"QuestionID\tQuestion\tSentence\tLabel\nQ1\twhy?\tbecause.\t7\n",
                    b"QuestionID\tQuestion\tSentence\tLabel\nQ1\twhy?\tbecause.\t99999999999\n",
                    b"QuestionID\tQuestion\tSentence\tLabel\nQ1\t\t\t1\n"],
@@ -109,7 +129,8 @@ def check_outcome(action, path: Path) -> None:
     try:
         action()
     except InputFormatError as error:
-        assert error.path == str(path), f"{error} names {error.path}, not the fuzzed file {path}"
+        in_file = error.path == str(path) or error.path.startswith(f"{path}[")  # file[member] of an archive
+        assert in_file, f"{error} names {error.path}, not the fuzzed file {path}"
         # a whole-file problem (a cut-short or .Z compressed stream) has no line
         located = error.line is not None or isinstance(error, JSONStructureError) or "gzip" in str(error)
         assert located, f"no line named: {error}"
@@ -185,6 +206,8 @@ CASES = [
     ("trecqa docs", "trecqa", "docs", TRECQA, "trecqa", {}),
     ("trecqa queries", "trecqa", "queries", TRECQA, "trecqa", {}),
     ("trecqa qrels", "trecqa", "qrels", TRECQA, "trecqa", {}),
+    ("html page", "html", "docs", HTML_PAGE, "html", {}),
+    ("html pages in a tar archive", "html", "docs", HTML_TAR, "html", {}),
     ("answer_tsv docs", "answer_tsv", "docs", ANSWER_TSV, "answer_tsv", {}),
     ("answer_tsv queries", "answer_tsv", "queries", ANSWER_TSV, "answer_tsv", {}),
     ("answer_tsv qrels", "answer_tsv", "qrels", ANSWER_TSV, "answer_tsv", {}),

@@ -401,9 +401,17 @@ def test_qrels_command_refuses_the_qrels_of_another_collection(tmp_path):
     assert not out.exists()
 
 
+# The one entry that judges documents it lacks, on purpose: cacm_anserini names documents 1-999 as
+# Anserini's qrels.cacm.txt does, without the zero padding of the pages' names (CACM-46 for the page
+# CACM-0046), so that they count as relevant and never retrieved, as in Anserini's published figures
+# (docs/anserini.md). Those are all it lacks.
+JUDGED_BUT_ABSENT = {"cacm_anserini": lambda docno: int(docno.removeprefix("CACM-")) < 1000}
+
+
 @pytest.mark.mirror
 def test_every_registry_entry_judges_only_documents_it_has():
-    """The registry's collections, read from the mirror: no judged document is missing from its collection."""
+    """The registry's collections, read from the mirror: no judged document is missing from its collection
+    (but the unpadded numbers of cacm_anserini, which are all that it lacks)."""
     registry = load_registry(REPO_REGISTRY)
     checked = 0
     for collection_id, entry in registry.items():
@@ -414,7 +422,9 @@ def test_every_registry_entry_judges_only_documents_it_has():
         known = {document.docno for document in iter_documents(entry, files)}
         judged = [qrel.docno for qrel in iter_qrels(entry, files)]
         assert judged, collection_id
-        assert check_judged_docnos(str(files), collection_id, judged, known) == [], collection_id
+        is_absent = JUDGED_BUT_ABSENT.get(collection_id, lambda docno: False)
+        expected = [docno for docno in dict.fromkeys(judged) if is_absent(docno)]
+        assert check_judged_docnos(str(files), collection_id, judged, known) == expected, collection_id
         checked += 1
     if not checked:
         pytest.skip("no registry collection in a local mirror (../shared/collections or IRGRID_MIRROR)")

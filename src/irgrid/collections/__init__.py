@@ -11,7 +11,8 @@ Typical use (what the Snakemake rules do)::
 
 Reader modules, one per layout: :mod:`.smart` (SMART/Glasgow ``.I``/``.T``/``.W`` records),
 :mod:`.npl` (``/``-terminated NPL records), :mod:`.qrels` (line-per-judgement qrels),
-:mod:`.trec` (TREC SGML documents and topics), :mod:`.local` (JSONL/TSV), :mod:`.squad`
+:mod:`.trec` (TREC SGML documents and topics), :mod:`.html_files` (HTML pages, one file or a
+tar archive of them, as Anserini's HtmlCollection reads them), :mod:`.local` (JSONL/TSV), :mod:`.squad`
 (SQuAD-format reading-comprehension JSON: paragraphs as documents), :mod:`.irds` (ir_datasets).
 The answer-sentence formats live with the sentence code: :mod:`irgrid.sentences.trecqa`
 (``trecqa``: TrecQA pseudo-XML with its dependency parses) and

@@ -47,6 +47,8 @@ STEP_FIELDS: dict[str, tuple[str, ...]] = {
     # every query of the collection (all query sets), and for TrecQA the parses its files carry
     "sentence_parses": ("format", "queries_format", "query_id", "encoding", "qid_field", "irds_id", "columns"),
 }
+#: fields a step reads that only some entries set: in the provenance only where they are set
+_STEP_FIELDS_WHEN_SET: dict[str, tuple[str, ...]] = {"qrels": ("qrels_docno",)}
 #: the file role each step reads, for formats keeping documents, queries and qrels in files of their own
 _STEP_ROLE = {"docs": "docs", "topics": "queries", "qrels": "qrels", "sentence_parses": "queries"}
 #: a file that is neither present nor has a checksum in the registry
@@ -69,6 +71,11 @@ def step_fields(spec: CollectionSpec, step: str, queryset: str | None = None) ->
     """The entry's fields ``step`` reads, as plain data (a query set's own fields for topics)."""
     entry = spec.to_dict()
     fields = {name: entry.get(name) for name in STEP_FIELDS[step]}
+    # Read only where set (HTML collections), and left out elsewhere so that the provenance of the
+    # entries written before it existed, and what was made from them, stays the same.
+    for name in _STEP_FIELDS_WHEN_SET.get(step, ()):
+        if entry.get(name):
+            fields[name] = entry[name]
     if step == "topics":
         if queryset is None:
             raise ValueError("the topics step reads one query set: name it")

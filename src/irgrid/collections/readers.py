@@ -67,6 +67,10 @@ def iter_documents(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[
         from .trec import iter_trec_documents
 
         return iter_trec_documents(path, spec.encoding)
+    if fmt == "html":
+        from .html_files import iter_html_documents
+
+        return iter_html_documents(path, spec.encoding)
     from .local import iter_local_documents
 
     return iter_local_documents(path, fmt, spec.docno_field, spec.encoding)
@@ -110,7 +114,17 @@ def iter_queries(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qu
 
 
 def iter_qrels(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qrel]:
-    """The collection's judgements in file order, relevance mapped through ``spec.relevance``."""
+    """The collection's judgements in file order, relevance mapped through ``spec.relevance``, each docno
+    written into ``spec.qrels_docno`` where the entry gives one (judgements naming documents by number,
+    documents named by file)."""
+    qrels = _iter_qrels_as_read(spec, files)
+    if not spec.qrels_docno:
+        return qrels
+    template = spec.qrels_docno
+    return (Qrel(qrel.qid, template.format(docno=qrel.docno), qrel.relevance) for qrel in qrels)
+
+
+def _iter_qrels_as_read(spec: CollectionSpec, files: Mapping[str, Path]) -> Iterator[Qrel]:
     layout = spec.qrels_format
     if layout == "ir_datasets":
         from .irds import iter_irds_qrels

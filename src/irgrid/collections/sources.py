@@ -7,14 +7,19 @@
 3. ``../shared/collections`` next to the checkout (found from the working directory and from
    the checkout the package is installed from),
 
-each holding one sub-directory per collection (the entry's ``mirror`` key). The first place
-holding *every* file of the collection wins, so files of two different copies are never
-mixed. Failing that, the files are taken from ``resources/collections/{id}/`` (downloaded by
-an earlier run) or downloaded there from the entry's ``url``: to a temporary name, checked
-against the registry's sha256, then renamed, so an interrupted or corrupted download never
-looks like a finished one. A url may point to a tar or zip archive (the Glasgow collections
-come as ``cran.tar.gz`` etc.); the member is the url's ``#fragment`` or, without one, the
-archive member with the file's base name.
+each holding one sub-directory per collection (the entry's ``mirror`` key; a file that another
+collection's folder holds is looked for there, ``file_mirrors``). The first place holding *every*
+file of the collection wins, so files of two different copies are never mixed. Failing that, the
+files are taken from ``resources/collections/{id}/`` (downloaded by an earlier run) or
+downloaded there from the entry's ``url``: to a temporary name, checked against the registry's
+sha256, then renamed, so an interrupted or corrupted download never looks like a finished one.
+A url may point to a tar or zip archive (the Glasgow collections come as ``cran.tar.gz`` etc.);
+the member is the url's ``#fragment`` or, without one, the archive member with the file's base
+name. An archive url without ``#fragment`` whose name is the file's own (``cacm.tar.gz`` for the
+file ``cacm.tar.gz``) is the file itself, kept as it is.
+
+Files the entry lists in ``package_files`` are small files this project ships (src/irgrid/data/):
+they are read from there whatever the mirror, checked against the registry's sha256 like any other.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..io import publish_mode
-from .spec import PACKAGE_REPO_ROOT, CollectionSpec
+from .spec import PACKAGE_DATA_DIR, PACKAGE_REPO_ROOT, CollectionSpec
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +68,7 @@ def sha256_of(path: str | os.PathLike) -> str:
 
 # Files already checked in this process, keyed by (path, size, mtime): a Snakemake job may
 # resolve the same collection several times and hashing again would only cost time.
-_verified: set[tuple[str, int, int]] = set()
+_verified: set[tuple[str, int, int, str]] = set()
 
 
 def verify_file(path: Path, expected: str | None, what: str) -> None:
@@ -71,7 +76,8 @@ def verify_file(path: Path, expected: str | None, what: str) -> None:
     if expected is None or path.is_dir():
         return
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    # with the digest expected: the same file checked against another registry's checksum is checked again
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, expected.lower())
     if key in _verified:
         return
     actual = sha256_of(path)
@@ -113,20 +119,24 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
     """
     if spec.format == "ir_datasets" or not spec.files:
         return {}
-    names = list(dict.fromkeys(spec.files.values()))  # unique, in registry order
+    packaged = {name: package_file(spec, name, verify) for name in spec.package_files}
+    names = [name for name in dict.fromkeys(spec.files.values()) if name not in packaged]  # unique, in registry order
     tried = []
     for label, root in mirror_candidates(mirror):
+        paths = {name: root / spec.folder_of(name) / name for name in names}
+        missing = [name for name, path in paths.items() if not path.exists()]
         directory = root / spec.mirror
-        missing = [name for name in names if not (directory / name).exists()]
         if not missing:
             if verify:
-                for name in names:
-                    verify_file(directory / name, spec.sha256.get(name), f"{directory / name} ({label})")
+                for name, path in paths.items():
+                    verify_file(path, spec.sha256.get(name), f"{path} ({label})")
             log.info("collection %s: using %s (%s)", spec.id, directory, label)
-            return {role: directory / name for role, name in spec.files.items()}
-        tried.append(f"{directory} ({label}; missing {', '.join(missing)})")
+            found = {**paths, **packaged}
+            return {role: found[name] for role, name in spec.files.items()}
+        shown = ", ".join(str(paths[name].relative_to(root)) for name in missing)
+        tried.append(f"{root} ({label}; missing {shown})")
         if label != "../shared/collections":
-            log.warning("collection %s: %s lacks %s; trying the next source", spec.id, directory, ", ".join(missing))
+            log.warning("collection %s: %s lacks %s; trying the next source", spec.id, root, shown)
 
     target_dir = download_dir(spec, resources_dir)
     missing = [name for name in names if not (target_dir / name).exists()]
@@ -135,7 +145,19 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
         if not download:
             raise CollectionNotAvailable(_not_available(spec, tried, "downloading is switched off"))
         _download_missing(spec, missing, target_dir, tried)
-    return {role: target_dir / name for role, name in spec.files.items()}
+    found = {**{name: target_dir / name for name in names}, **packaged}
+    return {role: found[name] for role, name in spec.files.items()}
+
+
+def package_file(spec: CollectionSpec, name: str, verify: bool = True) -> Path:
+    """The path of a file the entry takes from irgrid's package data (``package_files``), checked."""
+    path = PACKAGE_DATA_DIR / name
+    if not path.is_file():
+        raise ConfigError(f"collection {spec.id!r}: {name!r} is listed in 'package_files' but irgrid's package "
+                          f"data has no such file ({path})")
+    if verify:
+        verify_file(path, spec.sha256.get(name), f"{path} (irgrid's package data)")
+    return path
 
 
 def download_dir(spec: CollectionSpec, resources_dir: str | os.PathLike = "resources") -> Path:
@@ -147,8 +169,14 @@ def _not_available(spec: CollectionSpec, tried: Iterable[str], reason: str) -> s
     places = "\n  ".join(tried)
     return (f"collection {spec.id!r}: raw files not found and not downloaded ({reason}).\n"
             f"Looked in:\n  {places}\n"
-            f"Point the 'mirror' config key or ${MIRROR_ENV} at a directory holding '{spec.mirror}/' "
-            f"with {', '.join(sorted(set(spec.files.values())))}, or allow network access to the registry's urls.")
+            f"Point the 'mirror' config key or ${MIRROR_ENV} at a directory holding "
+            f"{', '.join(_mirror_paths(spec))}, or allow network access to the registry's urls.")
+
+
+def _mirror_paths(spec: CollectionSpec) -> list[str]:
+    """The files a mirror must hold for ``spec``, as paths below the mirror root."""
+    names = sorted(set(spec.files.values()) - set(spec.package_files))
+    return [f"{spec.folder_of(name)}/{name}" for name in names]
 
 
 def _is_archive(url: str) -> bool:
@@ -169,7 +197,7 @@ def _download_missing(spec: CollectionSpec, missing: list[str], target_dir: Path
     for url, wanted in by_url.items():
         fetched = _fetch(spec, url, target_dir, tried)
         try:
-            if _is_archive(url):
+            if _is_archive(url) and not _is_the_file(url, wanted):
                 for name, member in wanted:
                     _extract_member(spec, fetched, url, member or name, name, target_dir / name)
             else:
@@ -181,6 +209,15 @@ def _download_missing(spec: CollectionSpec, missing: list[str], target_dir: Path
         finally:
             if fetched is not None and fetched.exists():
                 fetched.unlink()
+
+
+def _is_the_file(url: str, wanted: list[tuple[str, str | None]]) -> bool:
+    """Whether an archive url is the registry file itself (a collection kept as a tarball, such as
+    Anserini's cacm.tar.gz), not a bundle to take a member from: one file, no #member, same name."""
+    if len(wanted) != 1:
+        return False
+    name, member = wanted[0]
+    return member is None and Path(urllib.parse.urlsplit(url).path).name == Path(name).name
 
 
 def _temp_path(directory: Path, name: str) -> Path:

@@ -20,7 +20,7 @@ import yaml
 
 from ..errors import ConfigError
 
-FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv")
+FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv", "html")
 QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv")
 QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets", "squad", "trecqa", "answer_tsv")
 # Formats whose every file holds documents, queries and qrels together (read by role, each
@@ -29,10 +29,11 @@ BUNDLED_FORMATS = ("squad", "trecqa", "answer_tsv")
 # answer_tsv: what is read -> header name (WikiQA's), overridden by the entry's ``columns``.
 ANSWER_TSV_COLUMNS = {"qid": "QuestionID", "question": "Question", "sentence": "Sentence", "label": "Label"}
 
-# What each documents format implies for topics and qrels when the entry does not say.
-_DEFAULT_QUERIES_FORMAT = {fmt: fmt for fmt in FORMATS}
+# What each documents format implies for topics and qrels when the entry does not say. HTML pages
+# carry no topics: TREC topics and qrels are what an HTML collection most often comes with.
+_DEFAULT_QUERIES_FORMAT = {**{fmt: fmt for fmt in FORMATS}, "html": "trec"}
 _DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "trec", "ir_datasets": "ir_datasets",
-                         **{fmt: fmt for fmt in BUNDLED_FORMATS}}
+                         "html": "trec", **{fmt: fmt for fmt in BUNDLED_FORMATS}}
 
 # Query sets when the entry names none. None as the field list means "every field of the
 # query in source order". SQuAD, TrecQA and answer-TSV files have one query set per file,
@@ -50,6 +51,8 @@ _DEFAULT_QUERYSETS: dict[str, dict[str, tuple[str, ...] | None]] = {
 SCHEMA_RELATIVE_PATH = Path("workflow") / "schemas" / "collections.schema.yaml"
 # src/irgrid/collections/spec.py -> the checkout holding src/
 PACKAGE_REPO_ROOT = Path(__file__).resolve().parents[3]
+# irgrid's package data (src/irgrid/data/), where the files of an entry's ``package_files`` are
+PACKAGE_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,10 @@ class CollectionSpec:
     ``doc_fields`` / a query set's field list of ``None`` mean "every field of the record,
     in source order". ``relevance`` maps raw judgement values to graded ones; empty means
     identity. ``columns`` (answer_tsv only, else empty): what is read (qid, question,
-    sentence, label) -> its header name, defaults filled in.
+    sentence, label) -> its header name, defaults filled in. ``file_mirrors``: file name ->
+    the mirror sub-directory holding it where that is not ``mirror``; ``package_files``: the
+    file names found in irgrid's package data instead of a mirror; ``qrels_docno``: the
+    template (``{docno}``) a qrels docno is written into, empty for the docno as read.
     """
 
     id: str
@@ -80,14 +86,20 @@ class CollectionSpec:
     qid_field: str | None = None
     description: str = ""
     columns: dict[str, str] = field(default_factory=dict)
+    file_mirrors: dict[str, str] = field(default_factory=dict)
+    package_files: tuple[str, ...] = ()
+    qrels_docno: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data: a rule param, so editing an entry reruns what reads it."""
         data = dataclasses.asdict(self)
         data["relevance"] = {str(raw): graded for raw, graded in self.relevance.items()}
-        if not self.columns:
-            # Left out when unused, so the params of entries written before it existed are unchanged.
-            del data["columns"]
+        # Left out when unused, so the params of entries written before they existed are unchanged.
+        for key in ("columns", "file_mirrors", "package_files", "qrels_docno"):
+            if not data[key]:
+                del data[key]
+        if "package_files" in data:
+            data["package_files"] = list(data["package_files"])
         return data
 
     @classmethod
@@ -155,6 +167,31 @@ class CollectionSpec:
                 raise ConfigError(f"{where}: '{key}' lists {unknown}, which 'files' does not use "
                                   f"(files: {sorted(used_files)})")
 
+        file_mirrors = {str(name): str(folder) for name, folder in (entry.get("file_mirrors") or {}).items()}
+        package_files = tuple(str(name) for name in (entry.get("package_files") or ()))
+        for key, names in (("file_mirrors", file_mirrors), ("package_files", package_files)):
+            unknown = sorted(set(names) - used_files)
+            if unknown:
+                raise ConfigError(f"{where}: '{key}' lists {unknown}, which 'files' does not use "
+                                  f"(files: {sorted(used_files)})")
+        both = sorted(set(file_mirrors) & set(package_files))
+        if both:
+            raise ConfigError(f"{where}: {both} cannot be both in a mirror folder ('file_mirrors') and in the "
+                              "package data ('package_files')")
+
+        qrels_docno = str(entry.get("qrels_docno") or "")
+        if qrels_docno:
+            try:
+                qrels_docno.format(docno="1")
+            except (KeyError, IndexError, ValueError) as error:
+                raise ConfigError(f"{where}: qrels_docno must be a template naming only {{docno}} "
+                                  f"(e.g. 'CACM-{{docno:0>4}}'), not {qrels_docno!r} ({error})") from None
+            if any(character.isspace() for character in qrels_docno.format(docno="1")):
+                raise ConfigError(f"{where}: qrels_docno {qrels_docno!r} makes docnos with blanks; a docno is one token")
+            if qrels_docno.format(docno="1") == qrels_docno.format(docno="2"):
+                raise ConfigError(f"{where}: qrels_docno {qrels_docno!r} does not use {{docno}}: every judgement "
+                                  "would name the same document")
+
         relevance = {}
         for raw, graded in (entry.get("relevance") or {}).items():
             try:
@@ -201,6 +238,9 @@ class CollectionSpec:
             qid_field=entry.get("qid_field"),
             description=str(entry.get("description") or ""),
             columns=columns,
+            file_mirrors=file_mirrors,
+            package_files=package_files,
+            qrels_docno=qrels_docno,
         )
 
     def file_for(self, role: str) -> str:
@@ -209,6 +249,10 @@ class CollectionSpec:
             return self.files[role]
         except KeyError:
             raise ConfigError(f"collection {self.id!r} has no {role!r} file; its files: {self.files}") from None
+
+    def folder_of(self, name: str) -> str:
+        """The mirror sub-directory holding the file ``name`` (its ``file_mirrors`` entry, else ``mirror``)."""
+        return self.file_mirrors.get(name, self.mirror)
 
     def queryset_fields(self, queryset: str) -> tuple[str, ...] | None:
         """The fields of ``queryset`` (None: every field), or a ConfigError naming the known sets."""
