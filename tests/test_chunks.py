@@ -136,7 +136,7 @@ def config_of(experiments: dict, chunk_size: int | None = None) -> dict:
 
 
 def experiment(collections, analyzer, models) -> dict:
-    # the classic collections' own query set (CACM also has text_authors, for the Anserini comparison)
+    # the classic collections' own query set (CACM also has text_authors, the request with its authors)
     return {"title": "t", "collections": collections, "querysets": ["text"], "analyzer": analyzer,
             "models": models, "baseline": next(iter(models)), "table_measures": ["AP"]}
 
