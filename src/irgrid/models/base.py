@@ -139,6 +139,10 @@ class RetrievalModel:
     #: True for a feature model whose features carry values from the documents' dependency parses
     #: (:class:`irgrid.models.sentence.SentenceMRF`): its query set is prepared with the collection's parses
     uses_parses: ClassVar[bool] = False
+    #: the most words a query phrase may have for this family: a longer one (a long noun phrase of a
+    #: parse) is cut to its last this many words before analysis (irgrid.features.prepare.analyzed_queries);
+    #: None takes every phrase whole
+    max_phrase_words: ClassVar[int | None] = None
 
     @classmethod
     def parameter_names(cls) -> list[str]:
