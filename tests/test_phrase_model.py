@@ -257,6 +257,63 @@ def test_the_weights_file_says_why_each_query_scored_as_it_did():
     assert rows[("q3", "hot cat")]["status"].startswith("a word of the phrase is absent")
 
 
+# Five-word noun phrases a parse gives ("the wide wind tunnel test section" without its article),
+# and documents holding their words in order, so that a window of five, of four and the pairs all match.
+LONG_DOCS = {
+    "d1": "wide wind tunnel test section".split(),
+    "d2": "wind tunnel test section wide".split(),
+    "d3": "wide wind tunnel".split(),
+    "d4": "test section of a wind tunnel".split(),
+    "d5": "wide open section".split(),
+}
+LONG_QUERY = "wide wind tunnel test section"
+
+
+def test_phrase_paper_caps_a_phrase_at_its_last_four_words():
+    from irgrid.phrases.lists import MAX_PHRASE_WORDS, head_words
+
+    # the paper's dictionary held phrases of 4 words or fewer, as a phrase list here must
+    assert get_model("pm").max_phrase_words == MAX_PHRASE_WORDS == 4
+    assert head_words("new large scale parallel computer architecture", 4) == "scale parallel computer architecture"
+    # words as a phrase list counts them (a hyphen separates two); the kept span is the text's own
+    assert head_words("low-speed wind tunnel section", 4) == "speed wind tunnel section"
+    assert head_words("the low-speed  Wind Tunnel", 4) == "low-speed Wind Tunnel"
+    assert head_words("wind tunnel test section", 4) == "wind tunnel test section"
+    assert head_words("中华人民共和国", 4) == "中华人民共和国"  # a segmenter's word is one word, never cut
+    # scored exactly as the phrase of its last four words, in every phrase family
+    long = topics_with_phrases((LONG_QUERY, [LONG_QUERY]))
+    cut = topics_with_phrases((LONG_QUERY, ["wind tunnel test section"]))
+    for family, point in [("p", {}), ("pu", {"phrase_weight": 0.3}), ("pm", ALL_PHRASES)]:
+        assert scores_of(run_of(LONG_DOCS, family, point, long)) == scores_of(run_of(LONG_DOCS, family, point, cut))
+    # by hand, p on d2 ("wind tunnel test section wide"): log p(wide|D) + log p(#1(wind tunnel test section)|D);
+    # |C| = 5 + 5 + 3 + 6 + 3 = 22, cf(wide) = 4 (d1 d2 d3 d5), cf(#1 of the last four) = 2 (d1 d2); the
+    # whole phrase's window would be in d1 only, and p would score the five words' window, not this one
+    mu, collection, length = 4.0, 22, 5
+    expected = (math.log((1 + mu * 4 / collection) / (length + mu))
+                + math.log((1 + mu * 2 / collection) / (length + mu)))
+    got = scores_of(run_of(LONG_DOCS, "p", {"mu": mu}, long))
+    assert got[("q0", "d2")] == pytest.approx(expected, rel=1e-12)
+
+
+def test_term_dependence_models_keep_a_long_phrase_whole():
+    # the ADM paper split every parser phrase into adjacent pairs, however long: the pair (wide, wind)
+    # of the five-word phrase counts, so the scores differ from those of its last four words
+    assert get_model("adm").max_phrase_words is None and get_model("culm").max_phrase_words is None
+    long = topics_with_phrases((LONG_QUERY, [LONG_QUERY]))
+    cut = topics_with_phrases((LONG_QUERY, ["wind tunnel test section"]))
+    for family in ("culm", "adm"):
+        assert scores_of(run_of(LONG_DOCS, family, {}, long)) != scores_of(run_of(LONG_DOCS, family, {}, cut))
+
+
+def test_the_weights_file_shows_the_phrase_as_the_model_cut_it():
+    from irgrid.phrases.weights import phrase_weights
+
+    table = phrase_weights(TinyIndex(LONG_DOCS), topics_with_phrases((LONG_QUERY, [LONG_QUERY])), "pm", [{}])
+    assert table["phrase"].tolist() == ["wind tunnel test section"]
+    # #1(wind tunnel test section): d1 and d2
+    assert table["df"].tolist() == [2]
+
+
 def same_bits(got: np.ndarray, expected: np.ndarray) -> bool:
     """Equal to the last bit, the sign of a zero included (== takes -0.0 for 0.0)."""
     return got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()

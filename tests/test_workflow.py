@@ -107,7 +107,7 @@ def make_workdir(workdir: Path, config: dict, experiment: dict | None = None) ->
     return workdir
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, timeout: float = SNAKEMAKE_TIMEOUT) -> subprocess.CompletedProcess:
     """Run Snakemake on the repo's Snakefile in ``workdir``; stdout and stderr together in ``.stdout``."""
     command = [
         sys.executable, "-m", "snakemake",
@@ -118,7 +118,7 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
         *args,
     ]
     return subprocess.run(command, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=SNAKEMAKE_TIMEOUT)
+                          timeout=timeout)
 
 
 def job_stats(output: str) -> dict[str, int]:

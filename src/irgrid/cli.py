@@ -149,6 +149,12 @@ def cmd_retrieve(args) -> None:
              finished - imported - writing, writing)
 
 
+def cmd_min_words_topics(args) -> None:
+    from .querysets import write_min_words_topics
+
+    write_min_words_topics(args.topics, args.out, args.min_words, args.queryset)
+
+
 def cmd_judged_topics(args) -> None:
     import pyarrow as pa
 
@@ -439,6 +445,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--qrels", required=True)
     p.add_argument("--parses", required=True)
     p.set_defaults(func=cmd_sentence_cliques)
+
+    p = sub.add_parser("min-words-topics", help="query set X+minNwords: the queries of X with N or more words")
+    p.add_argument("--topics", required=True, help="topics Parquet (qid, text, any other columns)")
+    p.add_argument("--min-words", type=int, required=True,
+                   help="keep queries of this many words or more (lucene tokens, stop words kept)")
+    p.add_argument("--queryset", required=True, help="the filtered query set's name, for messages")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_min_words_topics)
 
     p = sub.add_parser("judged-topics", help="query set X+judged: X with each query's judged documents to re-rank")
     p.add_argument("--topics", required=True)

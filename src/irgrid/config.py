@@ -23,6 +23,7 @@ import yaml
 from .errors import ConfigError
 from .grid import encode_point, expand_grid
 from .models import get_model
+from .querysets import base_queryset, check_queryset_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -185,6 +186,7 @@ def _check_names(config: Mapping[str, Any], source: str, registry_source: str) -
         where = config["_experiment_sources"][name]
         for queryset in experiment.get("querysets") or []:
             check_name(queryset, "query set", where, "querysets")
+            check_queryset_name(queryset, where, "querysets")
         for analyzer in experiment_analyzers(experiment):
             check_name(analyzer, "analyzer", where, "analyzer")
         for model_name, model in experiment["models"].items():
@@ -365,24 +367,10 @@ def model_bounds(experiment: Mapping[str, Any]) -> dict[str, dict[str, list]]:
     return bounds
 
 
-#: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),
-#: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases);
-#: X+judged (each query re-ranks its judged documents, irgrid.sentences.protocol)
-DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged")
-
-
-def base_queryset(name: str) -> str:
-    """The registry's query set that query set ``name`` is made from (``text+pmi`` -> ``text``), or ``name``."""
-    for suffix in DERIVED_QUERYSET_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]:
     """The query sets an experiment runs on one collection: those listed that it has, else all.
 
-    A derived query set (``X+parser``, ``X+pmi``, ...: :data:`DERIVED_QUERYSET_SUFFIXES`) counts as
+    A derived query set (``X+parser``, ``X+min3words``, ...: :mod:`irgrid.querysets`) counts as
     one the collection has when it has X.
     """
     available = list(collection.querysets)

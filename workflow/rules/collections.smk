@@ -61,6 +61,27 @@ rule qrels:
         "--docs {input.docs:q} --out {output:q} 2> {log:q}"
 
 
+# Query set X+minNwords: the queries of X with N or more words (irgrid.querysets). The derived query
+# sets below are made from X or from X+minNwords (FILTERED_QUERYSET_WILDCARD: title+min3words+parser).
+rule min_words_topics:
+    input:
+        "results/{collection}/topics/{queryset}.parquet",
+    output:
+        "results/{collection}/topics/{queryset}+min{min_words}words.parquet",
+    wildcard_constraints:
+        queryset="[^/+]+",
+        min_words="[1-9][0-9]*",
+    log:
+        "logs/{collection}/topics/{queryset}+min{min_words}words.log",
+    benchmark:
+        "results/benchmarks/{collection}/topics/{queryset}+min{min_words}words.tsv"
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid min-words-topics --topics {input:q} --min-words {wildcards.min_words}"
+        " --queryset {wildcards.queryset}+min{wildcards.min_words}words --out {output:q} 2> {log:q}"
+
+
 # Query set X+parser: X with each query's phrases and dependency parse (irgrid.parsing), made once.
 rule parse_topics:
     input:
@@ -68,7 +89,7 @@ rule parse_topics:
     output:
         "results/{collection}/topics/{queryset}+parser.parquet",
     wildcard_constraints:
-        queryset="[^/+]+",
+        queryset=FILTERED_QUERYSET_WILDCARD,
     log:
         "logs/{collection}/topics/{queryset}+parser.log",
     benchmark:
@@ -89,7 +110,7 @@ rule phrase_topics:
     output:
         "results/{collection}/topics/{queryset}+{method}.parquet",
     wildcard_constraints:
-        queryset="[^/+]+",
+        queryset=FILTERED_QUERYSET_WILDCARD,
         method="list|pmi|segmenter",
     log:
         "logs/{collection}/topics/{queryset}+{method}.log",
@@ -114,7 +135,7 @@ rule judged_topics:
     output:
         "results/{collection}/topics/{queryset}+judged.parquet",
     wildcard_constraints:
-        queryset="[^/+]+",
+        queryset=FILTERED_QUERYSET_WILDCARD,
     log:
         "logs/{collection}/topics/{queryset}+judged.log",
     benchmark:

@@ -15,6 +15,7 @@ from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
+from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
 from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
 
 

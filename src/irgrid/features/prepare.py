@@ -25,15 +25,25 @@ from .windows import many_window_postings
 PHRASES_COLUMN = "phrases"
 
 
-def analyzed_queries(analyzer, topics: pd.DataFrame) -> list[AnalyzedQuery]:
-    """Each topic's analyzed terms in query order, and its analyzed phrases where the topics were parsed."""
+def analyzed_queries(analyzer, topics: pd.DataFrame, max_phrase_words: int | None = None) -> list[AnalyzedQuery]:
+    """Each topic's analyzed terms in query order, and its analyzed phrases where the topics were parsed.
+
+    ``max_phrase_words`` (a model's :attr:`~irgrid.models.base.RetrievalModel.max_phrase_words`): a
+    phrase of more words is cut to its last ``max_phrase_words`` words before it is analyzed
+    (:func:`irgrid.phrases.lists.head_words`); None takes every phrase whole.
+    """
     parsed = PHRASES_COLUMN in topics.columns
+    if parsed and max_phrase_words is not None:
+        from ..phrases.lists import head_words
     queries = []
     for row in topics.itertuples(index=False):
         phrases = None
         if parsed:
-            raw = getattr(row, PHRASES_COLUMN)
-            phrases = tuple(tuple(analyzer(text)) for text in (list(raw) if raw is not None else []))
+            listed = getattr(row, PHRASES_COLUMN)
+            texts = list(listed) if listed is not None else []
+            if max_phrase_words is not None:
+                texts = [head_words(text, max_phrase_words) for text in texts]
+            phrases = tuple(tuple(analyzer(text)) for text in texts)
         queries.append(AnalyzedQuery(str(row.qid), tuple(analyzer(row.text)), phrases))
     return queries
 
@@ -67,7 +77,7 @@ def compile_query_set(
     """
     points = list(points)
     if queries is None:
-        queries = analyzed_queries(index.analyzer, topics)
+        queries = analyzed_queries(index.analyzer, topics, model.max_phrase_words)
     compiled = [model.compile(query, points) for query in queries]
     words = sorted({word for features in compiled for c in features for word in c.feature.terms})
     present = index.term_stats(words)

@@ -144,6 +144,10 @@ class RetrievalModel:
     #: the family whose ranking this one reproduces (KL divergence with an ML query model ranks as
     #: Dirichlet query likelihood), so that fair-budget checks treat them as one family; "" for none
     ranks_as: ClassVar[str] = ""
+    #: the most words a query phrase may have for this family: a longer one (a long noun phrase of a
+    #: parse) is cut to its last this many words before analysis (irgrid.features.prepare.analyzed_queries);
+    #: None takes every phrase whole
+    max_phrase_words: ClassVar[int | None] = None
 
     @classmethod
     def parameter_names(cls) -> list[str]:

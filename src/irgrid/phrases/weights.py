@@ -42,7 +42,7 @@ def phrase_weights(index, topics: pd.DataFrame, family: str, points: Iterable[Ma
     checked = [model.check_point(point) for point in points] or [model.check_point({})]
     settings = weight_settings(model, checked)
     # the same compilation the retrieve job makes: the same phrases, the same statistics
-    analyzed = analyzed_queries(index.analyzer, topics)
+    analyzed = analyzed_queries(index.analyzer, topics, model.max_phrase_words)
     qids, per_query = compile_query_set(index, topics, model, checked, queries=analyzed)
     queries = {query.qid: query for query in analyzed}
     rows = []
