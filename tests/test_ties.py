@@ -14,7 +14,10 @@ from irgrid.errors import ConfigError, InputFormatError
 from irgrid.evaluate import RunEvaluator
 from irgrid.ties import (
     TieMeasure,
+    beside_each,
+    canonical_name,
     evaluate_ties,
+    is_tie_aware_name,
     parse_tie_measure,
     ranking_from_scores,
     summarise_ties,
@@ -101,7 +104,7 @@ def test_without_ties_the_values_are_trec_evals():
     expected = RunEvaluator(qrels, MEASURES).evaluate(run).set_index(["qid", "measure"])["value"]
     tied = evaluate_ties(pa.Table.from_pandas(run, preserve_index=False), pa.Table.from_pandas(qrels),
                          [f"E[{name}]" for name in MEASURES]).to_pandas()
-    tied = tied[tied["measure"].str.startswith("E[")].set_index(["qid", "measure"])["value"]
+    tied = tied.set_index(["qid", "measure"])["value"]
     assert len(tied) == len(expected) == 3 * len(MEASURES)  # query 3: judged, not retrieved: 0
     for (qid, measure), trec_eval in expected.items():
         assert tied[(qid, f"E[{measure}]")] == pytest.approx(trec_eval), (qid, measure)
@@ -112,7 +115,7 @@ def test_a_run_of_ties_lies_between_its_bounds_and_differs_from_trec_evals_order
     # two documents tied: trec_eval orders by docno descending (b, then a), the relevant a second
     qrels = pa.table({"qid": ["1"], "docno": ["a"], "relevance": [1]})
     run = pa.table({"qid": ["1", "1"], "docno": ["a", "b"], "rank": [1, 2], "score": [1.0, 1.0]})
-    per_query = evaluate_ties(run, qrels, ["E[AP]", "best[AP]", "worst[AP]"], touch_cutoffs=[1])
+    per_query = evaluate_ties(run, qrels, ["E[AP]", "best[AP]", "worst[AP]", "tied_relevant", "tied_relevant@1"])
     values = dict(zip(per_query.column("measure").to_pylist(), per_query.column("value").to_pylist()))
     assert values == {"E[AP]": 0.75, "best[AP]": 1.0, "worst[AP]": 0.5, "tied_relevant": 1.0,
                       "tied_relevant@1": 1.0}
@@ -133,7 +136,7 @@ def test_ties_touch_a_relevant_document_only_across_grades():
 def test_summary_counts_queries_and_averages_measures():
     qrels = pa.table({"qid": ["1", "2", "3"], "docno": ["a", "a", "a"], "relevance": [1, 1, 1]})
     run = pa.table({"qid": ["1", "1", "2", "2"], "docno": ["a", "b", "a", "b"], "score": [1.0, 1.0, 2.0, 1.0]})
-    summary = summarise_ties(evaluate_ties(run, qrels, ["P@1"]))
+    summary = summarise_ties(evaluate_ties(run, qrels, ["P@1", "tied_relevant"]))
     assert summary["E[P@1]"] == pytest.approx((0.5 + 1 + 0) / 3)
     assert summary["tied_relevant"] == 1  # query 1 only
 
@@ -164,3 +167,79 @@ def test_a_run_without_scores_is_refused_naming_the_file():
     qrels = pa.table({"qid": ["1"], "docno": ["a"], "relevance": [1]})
     with pytest.raises(InputFormatError, match="run.parquet"):
         evaluate_ties(pa.table({"qid": ["1"], "docno": ["a"]}), qrels, ["AP"], run_source="run.parquet")
+
+
+def test_table_measures_get_their_expected_value_beside_them():
+    table, evaluated = beside_each(["AP", "P@10", "Judged@10", "nDCG@5"])
+    assert table == ["AP", "E[AP]", "P@10", "E[P@10]", "Judged@10", "nDCG@5", "E[nDCG@5]",
+                     "tied_relevant@10", "tied_relevant"]
+    assert evaluated == ["E[AP]", "E[P@10]", "E[nDCG@5]", "tied_relevant@10", "tied_relevant"]
+    # a table already naming a tie-aware figure keeps it once
+    table, evaluated = beside_each(["AP", "E[AP]", "RR"])
+    assert table == ["AP", "E[AP]", "RR", "E[RR]", "tied_relevant"]
+    assert evaluated == ["E[AP]", "E[RR]", "tied_relevant"]
+
+
+def test_tie_aware_names_are_told_apart_from_ir_measures_ones():
+    assert [is_tie_aware_name(name) for name in ["E[AP]", "worst[P@5]", "tied_relevant@3", "AP", "AP(rel=2)"]] == [
+        True, True, True, False, False]
+    assert canonical_name("E[ndcg@10]") == "E[nDCG@10]"
+    with pytest.raises(ConfigError):
+        canonical_name("tied_relevant@x")
+
+
+def write_run_and_qrels(tmp_path):
+    import pyarrow.parquet as pq
+
+    run = pa.table({"qid": ["1", "1", "1", "2"], "docno": ["a", "b", "c", "a"], "rank": [1, 2, 3, 1],
+                    "score": [2.0, 1.0, 1.0, 5.0]})
+    qrels = pa.table({"qid": ["1", "1", "2", "3"], "docno": ["c", "b2", "a", "a"], "relevance": [1, 1, 1, 1]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    pq.write_table(qrels, tmp_path / "qrels.parquet")
+    return tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+
+
+def test_irgrid_evaluate_adds_tie_aware_rows_after_unchanged_ir_measures_ones(tmp_path):
+    import json
+
+    from irgrid.cli import main
+    from irgrid.evaluate import read_evaluation
+
+    run, qrels = write_run_and_qrels(tmp_path)
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", json.dumps(["AP", "P@1"]),
+                 "--out", str(tmp_path / "plain.parquet")]) == 0
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels),
+                 "--measures", json.dumps(["AP", "P@1", "E[AP]", "tied_relevant"]),
+                 "--out", str(tmp_path / "tied.parquet")]) == 0
+    plain, tied = read_evaluation(tmp_path / "plain.parquet"), read_evaluation(tmp_path / "tied.parquet")
+    pd.testing.assert_frame_equal(tied.iloc[:len(plain)], plain)
+    values = tied.iloc[len(plain):].set_index(["qid", "measure"])["value"].to_dict()
+    # query 1: b and c tied at ranks 2-3, c relevant (of 2 relevant): AP (1/2 + 1/3) / 2 / 2 in the mean;
+    # the run's own order (c third) gives (1/3) / 2
+    assert values[("1", "E[AP]")] == pytest.approx((1 / 2 + 1 / 3) / 2 / 2)
+    assert plain.set_index(["qid", "measure"])["value"][("1", "AP")] == pytest.approx(1 / 3 / 2)
+    assert values == pytest.approx({("1", "E[AP]"): 5 / 24, ("1", "tied_relevant"): 1.0, ("2", "E[AP]"): 1.0,
+                                    ("2", "tied_relevant"): 0.0, ("3", "E[AP]"): 0.0, ("3", "tied_relevant"): 0.0})
+
+
+def test_irgrid_tie_aware_reads_trec_files_and_prints_the_spread(tmp_path, capsys):
+    from irgrid.cli import main
+
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 1.0 x\n1 Q0 c 3 1.0 x\n")
+    (tmp_path / "qrels.txt").write_text("1 0 c 1\n1 0 a 0\n")
+    assert main(["tie-aware", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
+                 "--measures", "AP,P@2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # trec_eval orders the tie b, c by docno descending: c second (AP 1/2); the mean over both orders
+    # 5/12 (1/2, 1/3); best 1/2, worst 1/3
+    assert out[1].split() == ["AP", "0.5000", "0.4167", "0.5000", "0.3333"]
+    assert out[2].split() == ["P@2", "0.5000", "0.2500", "0.5000", "0.0000"]
+    assert "tied_relevant: 1 of 1 judged queries" in out[3]
+
+
+def test_a_malformed_trec_run_line_is_named(tmp_path):
+    from irgrid.ties import read_scored_run
+
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 high x\n")
+    with pytest.raises(InputFormatError, match="run.txt.*2"):
+        read_scored_run(tmp_path / "run.txt")

@@ -228,10 +228,26 @@ def cmd_evaluate(args) -> None:
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
     imported = time.perf_counter()
     topic_qids = read_topic_qids(args.topics) if args.topics else None
+    # Tie-aware names (E[AP], tied_relevant@k: irgrid.ties) are computed from the runs' scores, after
+    # ir-measures' values; a list without them is evaluated exactly as before, by ir-measures alone.
+    from .ties import is_tie_aware_name
+
+    names = json.loads(args.measures)
+    tie_aware = [name for name in names if is_tie_aware_name(name)]
+    names = [name for name in names if name not in tie_aware]
     # The qrels are read and handed to ir-measures once for all the runs.
-    evaluator = RunEvaluator(read_qrels_table(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
+    qrels = read_qrels_table(args.qrels)
+    evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels)
     for run_path, out in zip(args.run, args.out):
         per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path))  # Arrow: no pandas strings
+        if tie_aware:
+            import pyarrow as pa
+
+            from .ties import evaluate_ties, read_scored_run
+
+            # the query set's judged queries, as RunEvaluator takes them
+            tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware, evaluator.judged, run_source=run_path)
+            per_query = pa.concat_tables([per_query, tied])
         write_evaluation(per_query, out)
         # each measure's mean over the queries (names sorted, as the log always gave them)
         names, measure_of_row = np.unique(per_query.column("measure").to_numpy(zero_copy_only=False),
@@ -241,6 +257,26 @@ def cmd_evaluate(args) -> None:
     finished = time.perf_counter()
     log.info("evaluated %d runs in %.2fs (imports %.2fs, evaluation and writing %.2fs)",
              len(args.run), finished - started, imported - started, finished - imported)
+
+
+def cmd_tie_aware(args) -> None:
+    from .ties import compare_with_trec_eval, read_any_qrels, read_scored_run
+
+    measures = json.loads(args.measures) if args.measures.lstrip().startswith("[") else args.measures.split(",")
+    topic_qids = None
+    if args.topics:
+        from .evaluate import read_topic_qids
+
+        topic_qids = read_topic_qids(args.topics)
+    rows, tied, queries = compare_with_trec_eval(read_scored_run(args.run), read_any_qrels(args.qrels),
+                                                 [name.strip() for name in measures if name.strip()], topic_qids)
+    print(f"{'measure':<10} {'as ranked':>9} {'expected':>9} {'best':>9} {'worst':>9}")
+    for row in rows:
+        print(f"{row['measure']:<10} " + " ".join(f"{row[key]:>9.4f}" for key in ("trec_eval", "expected", "best",
+                                                                                   "worst")))
+    for flag, count in tied.items():
+        where = "anywhere" if "@" not in flag else f"in a tie group starting in the top {flag.partition('@')[2]}"
+        print(f"{flag}: {count} of {queries} judged queries have ties touching a relevant document ({where})")
 
 
 def cmd_table(args) -> None:
@@ -475,6 +511,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
     p.add_argument("--out", nargs="+", required=True, help="one per --run, in the same order")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("tie-aware", help="a run's measures over every ordering of its tied documents "
+                       "(expected, best, worst) beside trec_eval's")
+    p.add_argument("--run", required=True, help="an irgrid run (Parquet) or a TREC run file")
+    p.add_argument("--qrels", required=True, help="irgrid qrels (Parquet) or a TREC qrels file")
+    p.add_argument("--topics", default=None, help="the query set that was run: only its judged queries are evaluated")
+    p.add_argument("--measures", default="AP,RR,Rprec,P@1,P@5,P@10,nDCG@10",
+                   help="comma-separated or a JSON list: AP, RR, Rprec, P@k, R@k, nDCG@k")
+    p.set_defaults(func=cmd_tie_aware)
 
     p = sub.add_parser("table", help="significance-marked table of an experiment")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")

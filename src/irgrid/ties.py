@@ -259,7 +259,7 @@ def ties_touch_relevant(ranking: TiedRanking, cutoff: int | None = None) -> bool
     return False
 
 
-#: the per-query flags a tie-aware evaluation adds beside its measures (value 1 or 0; mean: a share)
+#: the per-query flags a tie-aware evaluation can give beside its measures (value 1 or 0; mean: a share)
 TIED_RELEVANT = "tied_relevant"
 
 
@@ -268,29 +268,83 @@ def tied_relevant_name(cutoff: int | None) -> str:
     return TIED_RELEVANT if cutoff is None else f"{TIED_RELEVANT}@{cutoff}"
 
 
+def parse_tied_relevant(name: str) -> int | None:
+    """The cutoff of a ``tied_relevant[@k]`` name (None: anywhere); ConfigError for another name."""
+    base, _, cutoff = str(name).strip().partition("@")
+    if base != TIED_RELEVANT or (cutoff and not (cutoff.isdigit() and int(cutoff) > 0)):
+        raise ConfigError(f"{name!r}: expected tied_relevant or tied_relevant@k (k > 0)")
+    return int(cutoff) if cutoff else None
+
+
+def is_tie_aware_name(name: str) -> bool:
+    """Whether this module evaluates ``name``: a tie-aware measure (``E[AP]``...) or a ``tied_relevant`` flag."""
+    text = str(name).strip()
+    return is_tie_measure(text) or text.partition("@")[0] == TIED_RELEVANT
+
+
+def canonical_name(name: str) -> str:
+    """A tie-aware name as evaluation files store it (``E[ndcg@10]`` -> ``E[nDCG@10]``); ConfigError if unknown."""
+    if str(name).strip().partition("@")[0] == TIED_RELEVANT:
+        return tied_relevant_name(parse_tied_relevant(name))
+    if not is_tie_measure(name):
+        raise ConfigError(f"{name!r}: expected a tie-aware measure E[...], best[...], worst[...] or tied_relevant[@k]")
+    return str(parse_tie_measure(name))
+
+
+def beside_each(measures: Sequence[str]) -> tuple[list[str], list[str]]:
+    """For a table of trec_eval-style ``measures``: (the table's measures with each one this module
+    computes followed by its expected value, and ``tied_relevant@k`` for the largest cutoff k and
+    ``tied_relevant`` at the end; the tie-aware names to evaluate). ``[AP, P@10, Judged@10]`` ->
+    ``[AP, E[AP], P@10, E[P@10], Judged@10, tied_relevant@10, tied_relevant]``."""
+    table, evaluated = [], []
+    for name in measures:
+        table.append(name)
+        if is_tie_aware_name(name):
+            evaluated.append(canonical_name(name))
+            continue
+        try:
+            tie_aware = str(parse_tie_measure(name, "expected"))
+        except ConfigError:  # a measure without a tie-aware form here (Judged@k, bpref...)
+            continue
+        if tie_aware not in measures:
+            table.append(tie_aware)
+            evaluated.append(tie_aware)
+    cutoffs = [parse_tie_measure(name).cutoff for name in evaluated if is_tie_measure(name)]
+    cutoffs = [cutoff for cutoff in cutoffs if cutoff is not None]
+    flags = ([tied_relevant_name(max(cutoffs))] if cutoffs else []) + [tied_relevant_name(None)]
+    for flag in flags:
+        if flag not in table:
+            table.append(flag)
+            evaluated.append(flag)
+    return table, list(dict.fromkeys(evaluated))
+
+
 def evaluate_ties(
     run: pa.Table,
     qrels: pa.Table,
-    measure_names: Sequence[str],
+    names: Sequence[str],
     topic_qids: Iterable[str] | None = None,
-    touch_cutoffs: Sequence[int] = (),
     run_source: str | os.PathLike = "run",
 ) -> pa.Table:
     """Per-query tie-aware values (qid, measure, value) of a run (qid, docno, score) for every judged
     query (of ``topic_qids`` when given), as irgrid.evaluate gives trec_eval-style ones: a query the
-    run retrieves nothing for scores 0. Besides the measures, ``tied_relevant`` (and
-    ``tied_relevant@k`` for each of ``touch_cutoffs``): 1 where the query's ties touch a relevant
-    document."""
+    run retrieves nothing for scores 0.
+
+    ``names``: tie-aware measures (``E[AP]``, ``best[P@10]``, ``worst[RR]``; a plain ``AP`` is
+    ``E[AP]``) and ``tied_relevant``/``tied_relevant@k`` flags: 1 where the query's ties (those of a
+    group starting in the top k) touch a relevant document, else 0.
+    """
     from .evaluate import EVAL_SCHEMA, _qrels_columns
 
-    measures = [parse_tie_measure(name) for name in measure_names]
+    flags = {name: parse_tied_relevant(name) for name in names if str(name).partition("@")[0] == TIED_RELEVANT}
+    measures = [parse_tie_measure(name) for name in names if name not in flags]
     missing = {"qid", "docno", "score"} - set(run.column_names)
     if missing:
         raise InputFormatError(run_source, None, "a run with columns qid, docno, score", f"columns {run.column_names}")
     qrel_qids, qrel_docnos, qrel_grades = _qrels_columns(qrels)
     judgements: dict[str, dict[str, int]] = {}
     for qid, docno, grade in zip(qrel_qids, qrel_docnos, qrel_grades):
-        judgements.setdefault(qid, {})[docno] = grade
+        judgements.setdefault(qid, {})[docno] = grade  # a repeated pair keeps its last grade, as in evaluate
     judged = set(judgements)
     if topic_qids is not None:
         judged &= {str(qid) for qid in topic_qids}
@@ -301,22 +355,19 @@ def evaluate_ties(
     for row, qid in enumerate(run_qids):
         if qid in judged:
             rows_of.setdefault(qid, []).append(row)
-    names = [str(measure) for measure in measures] + [tied_relevant_name(None)] + [
-        tied_relevant_name(cutoff) for cutoff in touch_cutoffs]
-    out_qids, out_names, out_values = [], [], []
+    out_names = [str(measure) for measure in measures] + list(flags)
+    qids, values = [], []
     for qid in sorted(judged):
         grades_of = judgements[qid]
         rows = rows_of.get(qid, [])
         ranking = ranking_from_scores(run_scores[rows], [grades_of.get(run_docnos[row], 0) for row in rows],
                                       grades_of.values())
-        values = [value(ranking, measure) for measure in measures]
-        values.append(float(ties_touch_relevant(ranking)))
-        values.extend(float(ties_touch_relevant(ranking, cutoff)) for cutoff in touch_cutoffs)
-        out_qids.extend([qid] * len(names))
-        out_names.extend(names)
-        out_values.extend(values)
-    return pa.table({"qid": pa.array(out_qids, pa.string()), "measure": pa.array(out_names, pa.string()),
-                     "value": pa.array(out_values, pa.float64())}, schema=EVAL_SCHEMA)
+        values.extend(value(ranking, measure) for measure in measures)
+        values.extend(float(ties_touch_relevant(ranking, cutoff)) for cutoff in flags.values())
+        qids.extend([qid] * len(out_names))
+    return pa.table({"qid": pa.array(qids, pa.string()),
+                     "measure": pa.array(out_names * (len(qids) // max(len(out_names), 1)), pa.string()),
+                     "value": pa.array(values, pa.float64())}, schema=EVAL_SCHEMA)
 
 
 def summarise_ties(per_query: pa.Table) -> dict[str, float]:
@@ -328,3 +379,119 @@ def summarise_ties(per_query: pa.Table) -> dict[str, float]:
         counts[name] = counts.get(name, 0) + 1
     return {name: (sums[name] if name.startswith(TIED_RELEVANT) else sums[name] / counts[name]) for name in sums}
 
+
+
+# ------------------------------------------------------------------ reading runs and qrels, the summary
+
+
+def _is_parquet(path: str | os.PathLike) -> bool:
+    with open(path, "rb") as file:
+        return file.read(4) == b"PAR1"
+
+
+def read_scored_run(path: str | os.PathLike) -> pa.Table:
+    """A run as (qid, docno, rank, score): irgrid's Parquet run, or a TREC run file (``qid Q0 docno rank
+    score tag``), whose ranks are then trec_eval's own order (score descending, docno descending)."""
+    if _is_parquet(path):
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as file:
+            columns = file.schema_arrow.names
+            missing = {"qid", "docno", "score"} - set(columns)
+            if missing:
+                raise InputFormatError(path, None, "a run with columns qid, docno, score", f"columns {columns}")
+            table = file.read(columns=[name for name in ("qid", "docno", "rank", "score") if name in columns])
+        for name in ("qid", "docno"):  # irgrid's runs keep them dictionary-encoded
+            table = table.set_column(table.column_names.index(name), name, table.column(name).cast(pa.string()))
+        if "rank" not in table.column_names:
+            table = table.append_column("rank", pa.array(_trec_eval_ranks(table), pa.int64()))
+        return table.select(["qid", "docno", "rank", "score"])
+    qids, docnos, scores = [], [], []
+    with open(path, encoding="utf-8") as file:
+        for number, line in enumerate(file, 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 6:
+                raise InputFormatError(path, number, "a TREC run line: qid Q0 docno rank score tag",
+                                       f"{len(fields)} fields")
+            try:
+                score = float(fields[4])
+            except ValueError:
+                raise InputFormatError(path, number, "a number as the fifth field (the score)", fields[4]) from None
+            qids.append(fields[0])
+            docnos.append(fields[2])
+            scores.append(score)
+    table = pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docnos, pa.string()),
+                      "score": pa.array(scores, pa.float64())})
+    return table.append_column("rank", pa.array(_trec_eval_ranks(table), pa.int64())).select(
+        ["qid", "docno", "rank", "score"])
+
+
+def _trec_eval_ranks(table: pa.Table) -> list[int]:
+    """Each row's rank in its query under trec_eval's order: score descending, then docno descending."""
+    qids = table.column("qid").to_pylist()
+    docnos = table.column("docno").to_pylist()
+    scores = table.column("score").to_pylist()
+    order = sorted(range(len(qids)), key=lambda row: (qids[row], -scores[row], _descending(docnos[row])))
+    ranks = [0] * len(qids)
+    previous, rank = None, 0
+    for row in order:
+        rank = rank + 1 if qids[row] == previous else 1
+        previous = qids[row]
+        ranks[row] = rank
+    return ranks
+
+
+class _descending(str):
+    """A string that sorts in reverse (for a docno-descending tie-break inside an ascending sort key)."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+
+def read_any_qrels(path: str | os.PathLike) -> pa.Table:
+    """Qrels as (qid, docno, relevance): irgrid's Parquet qrels, or a TREC qrels file (``qid iter docno rel``)."""
+    if _is_parquet(path):
+        from .evaluate import read_qrels_table
+
+        return read_qrels_table(path)
+    qids, docnos, grades = [], [], []
+    with open(path, encoding="utf-8") as file:
+        for number, line in enumerate(file, 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 4:
+                raise InputFormatError(path, number, "a TREC qrels line: qid iteration docno relevance",
+                                       f"{len(fields)} fields")
+            try:
+                grades.append(int(fields[3]))
+            except ValueError:
+                raise InputFormatError(path, number, "an integer relevance as the fourth field", fields[3]) from None
+            qids.append(fields[0])
+            docnos.append(fields[2])
+    return pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docnos, pa.string()),
+                     "relevance": pa.array(grades, pa.int64())})
+
+
+def compare_with_trec_eval(run: pa.Table, qrels: pa.Table, measures: Sequence[str],
+                           topic_qids: Iterable[str] | None = None) -> tuple[list[dict], dict[str, int], int]:
+    """For each measure: the trec_eval-style mean (the run's ranks), and the tie-aware expected, best and
+    worst means; the number of queries whose ties touch a relevant document (``tied_relevant``, and
+    ``tied_relevant@k`` for the largest cutoff among the measures); the number of judged queries."""
+    from .evaluate import RunEvaluator
+
+    parsed = [parse_tie_measure(name, "expected") for name in measures]
+    plain = [tie.measure for tie in parsed]
+    evaluated = RunEvaluator(qrels, plain, topic_qids).evaluate_table(run)
+    cutoffs = [tie.cutoff for tie in parsed if tie.cutoff is not None]
+    flags = [tied_relevant_name(None)] + ([tied_relevant_name(max(cutoffs))] if cutoffs else [])
+    names = [str(TieMeasure(tie.base, tie.cutoff, mode)) for tie in parsed for mode in MODES] + flags
+    tied = evaluate_ties(run, qrels, names, topic_qids)
+    means = summarise_ties(tied)
+    trec_eval = summarise_ties(evaluated)
+    rows = [{"measure": tie.measure, "trec_eval": trec_eval[tie.measure],
+             **{mode: means[str(TieMeasure(tie.base, tie.cutoff, mode))] for mode in MODES}} for tie in parsed]
+    queries = len(set(tied.column("qid").to_pylist()))
+    return rows, {flag: int(means[flag]) for flag in flags}, queries
