@@ -157,11 +157,13 @@ def cmd_judged_topics(args) -> None:
     from .retrieve import read_topics
     from .sentences.protocol import judged_topics, mixed_qids
 
-    topics = judged_topics(read_topics(args.topics), read_qrels(args.qrels))
+    every = read_topics(args.topics)
+    topics = judged_topics(every, read_qrels(args.qrels), args.questions)
     write_parquet(pa.Table.from_pandas(topics, preserve_index=False), args.out)
-    log.info("%d queries, %d with judgements, %d with a relevant and a non-relevant candidate, %d candidates",
-             len(topics), int((topics["candidates"].map(len) > 0).sum()), len(mixed_qids(topics)),
-             int(topics["candidates"].map(len).sum()))
+    log.info("%d of %d queries kept (%s), %d with judgements, %d with a relevant candidate, %d with a relevant "
+             "and a non-relevant candidate, %d candidates", len(topics), len(every), args.questions,
+             int((topics["candidates"].map(len) > 0).sum()), int((topics["relevant"] > 0).sum()),
+             len(mixed_qids(topics)), int(topics["candidates"].map(len).sum()))
 
 
 #: the queries' parses, beside the documents' part-*.parquet in a collection's parses directory
@@ -479,6 +481,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("judged-topics", help="query set X+judged: X with each query's judged documents to re-rank")
     p.add_argument("--topics", required=True)
     p.add_argument("--qrels", required=True)
+    p.add_argument("--questions", choices=["positive", "all"], default="positive",
+                   help="keep the queries with a relevant candidate (X+judged) or every one (X+alljudged)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_judged_topics)
 

@@ -385,8 +385,9 @@ def model_bounds(experiment: Mapping[str, Any]) -> dict[str, dict[str, list]]:
 
 #: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),
 #: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases);
-#: X+judged (each query re-ranks its judged documents, irgrid.sentences.protocol)
-DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged")
+#: X+judged, X+alljudged (each query re-ranks its judged documents; the questions with a relevant one, or
+#: all: irgrid.sentences.protocol)
+DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged", "+alljudged")
 
 
 def base_queryset(name: str) -> str:

@@ -33,7 +33,8 @@ and a document of another grade (only then can an ordering of it change any meas
 
 Which documents a run ties is decided by equal scores, compared exactly: a model whose score
 is an integer count ties exactly; one summing floats may split documents that are equal in
-exact arithmetic, which this module cannot know.
+exact arithmetic, which this module cannot know. A run cut at a depth may end inside a tie
+group: only the retrieved part of it is permuted (what the run holds), as trec_eval sees it.
 """
 
 from __future__ import annotations
