@@ -284,3 +284,15 @@ def test_a_claim_may_name_a_tie_aware_measure_only_where_it_is_evaluated():
     assert config["_experiments"]["tied"]["claims"][0]["measure"] == "E[AP]"
     with pytest.raises(ConfigError, match="E\\[AP\\]"):
         config_of({"plain": {**tied, "tie_aware": False}})
+
+
+def test_a_tie_aware_table_may_list_expected_values_itself():
+    tied = {**experiment(["adi"], "porter", {"bm25": BM25_NARROW}), "tie_aware": True,
+            "table_measures": ["AP", "E[AP]", "worst[P@10]"]}
+    config = config_of({"tied": tied})
+    assert config["_experiments"]["tied"]["table_measures"] == ["AP", "E[AP]", "worst[P@10]", "tied_relevant@10",
+                                                                 "tied_relevant"]
+    assert config["_experiments"]["tied"]["tie_measures"] == ["E[AP]", "worst[P@10]", "tied_relevant@10",
+                                                              "tied_relevant"]
+    with pytest.raises(ConfigError, match="E\\[AP\\]' is not among the evaluated measures"):
+        config_of({"plain": {**tied, "tie_aware": False}})

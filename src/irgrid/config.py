@@ -266,6 +266,8 @@ def _check_references(config: Mapping[str, Any]) -> None:
         experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
         experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
+            if experiment.get("tie_aware") and measure in experiment["table_measures"] and _is_tie_aware(measure):
+                continue  # evaluated for this experiment (tie_measures below)
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
         # tie_aware: each table measure's expected value over the orderings of tied documents beside it,
@@ -326,6 +328,12 @@ def verdict_selection(experiment: Mapping[str, Any], where: str) -> str:
         raise ConfigError(f"{where}: verdict_selection 'tuned' needs tune_on (query set -> the query set "
                           "choosing its parameters)")
     return chosen
+
+
+def _is_tie_aware(name: str) -> bool:
+    from .ties import is_tie_aware_name
+
+    return is_tie_aware_name(name)
 
 
 def canonical_measures(names, where: str) -> list[str]:
