@@ -218,6 +218,11 @@ def test_irgrid_evaluate_adds_tie_aware_rows_after_unchanged_ir_measures_ones(tm
     # the run's own order (c third) gives (1/3) / 2
     assert values[("1", "E[AP]")] == pytest.approx((1 / 2 + 1 / 3) / 2 / 2)
     assert plain.set_index(["qid", "measure"])["value"][("1", "AP")] == pytest.approx(1 / 3 / 2)
+    # tie-aware names alone: the same rows
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", json.dumps(["E[AP]"]),
+                 "--out", str(tmp_path / "alone.parquet")]) == 0
+    alone = read_evaluation(tmp_path / "alone.parquet").set_index(["qid", "measure"])["value"].to_dict()
+    assert alone == {key: number for key, number in values.items() if key[1] == "E[AP]"}
     assert values == pytest.approx({("1", "E[AP]"): 5 / 24, ("1", "tied_relevant"): 1.0, ("2", "E[AP]"): 1.0,
                                     ("2", "tied_relevant"): 0.0, ("3", "E[AP]"): 0.0, ("3", "tied_relevant"): 0.0})
 

@@ -239,17 +239,18 @@ def cmd_evaluate(args) -> None:
     names = [name for name in names if name not in tie_aware]
     # The qrels are read and handed to ir-measures once for all the runs.
     qrels = read_qrels_table(args.qrels)
-    evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels)
+    evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels) if names or not tie_aware else None
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path))  # Arrow: no pandas strings
+        per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path)) if evaluator else None  # Arrow
         if tie_aware:
             import pyarrow as pa
 
             from .ties import evaluate_ties, read_scored_run
 
             # the query set's judged queries, as RunEvaluator takes them
-            tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware, evaluator.judged, run_source=run_path)
-            per_query = pa.concat_tables([per_query, tied])
+            tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware,
+                                 evaluator.judged if evaluator else topic_qids, run_source=run_path)
+            per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
         write_evaluation(per_query, out)
         # each measure's mean over the queries (names sorted, as the log always gave them)
         names, measure_of_row = np.unique(per_query.column("measure").to_numpy(zero_copy_only=False),
