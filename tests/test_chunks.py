@@ -259,3 +259,40 @@ def test_points_of_a_chunk_are_listed_in_a_fixed_order():
     random.Random(0).shuffle(points)
     for _, members in split_by_hash(points, 4):
         assert list(members) == sorted(members)
+
+
+def test_tie_aware_experiments_get_expected_values_beside_their_measures_and_only_their_chunks_compute_them():
+    tied = {**experiment(["adi"], ["porter", "porter_smart"], {"bm25": BM25_NARROW}),
+            "tie_aware": True, "table_measures": ["AP", "P@10"]}
+    config = config_of({"wide": EXPERIMENTS["wide"], "narrow": tied}, chunk_size=200)
+    narrow = config["_experiments"]["narrow"]
+    assert narrow["table_measures"] == ["AP", "E[AP]", "P@10", "E[P@10]", "tied_relevant@10", "tied_relevant"]
+    assert config["_experiments"]["wide"]["table_measures"] == ["AP"]
+    groups = {(c.collection, c.analyzer): c for c in retrieval_chunks(config)}
+    # adi/porter holds narrow's cells (with wide's): evaluated with the tie-aware names once; cacm has none of
+    # narrow's cells and is evaluated as without the option
+    assert groups[("adi", "porter")].tie_measures == ("E[AP]", "E[P@10]", "tied_relevant@10", "tied_relevant")
+    assert groups[("adi", "porter_smart")].tie_measures == groups[("adi", "porter")].tie_measures
+    assert groups[("cacm", "porter")].tie_measures == ()
+
+
+def test_a_claim_may_name_a_tie_aware_measure_only_where_it_is_evaluated():
+    claim = {"better": "bm25", "than": "bm25", "measure": "E[AP]", "text": "t"}
+    tied = {**experiment(["adi"], "porter", {"bm25": BM25_NARROW, "ql": QL}), "tie_aware": True,
+            "claims": [{**claim, "better": "ql"}]}
+    config = config_of({"tied": tied})
+    assert config["_experiments"]["tied"]["claims"][0]["measure"] == "E[AP]"
+    with pytest.raises(ConfigError, match="E\\[AP\\]"):
+        config_of({"plain": {**tied, "tie_aware": False}})
+
+
+def test_a_tie_aware_table_may_list_expected_values_itself():
+    tied = {**experiment(["adi"], "porter", {"bm25": BM25_NARROW}), "tie_aware": True,
+            "table_measures": ["AP", "E[AP]", "worst[P@10]"]}
+    config = config_of({"tied": tied})
+    assert config["_experiments"]["tied"]["table_measures"] == ["AP", "E[AP]", "worst[P@10]", "tied_relevant@10",
+                                                                 "tied_relevant"]
+    assert config["_experiments"]["tied"]["tie_measures"] == ["E[AP]", "worst[P@10]", "tied_relevant@10",
+                                                              "tied_relevant"]
+    with pytest.raises(ConfigError, match="E\\[AP\\]' is not among the evaluated measures"):
+        config_of({"plain": {**tied, "tie_aware": False}})

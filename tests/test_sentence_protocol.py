@@ -21,7 +21,7 @@ def test_judged_topics_list_each_questions_candidates_sorted_and_count_its_relev
     qrels = pd.DataFrame({"qid": ["1", "1", "1", "2", "2", "3"],
                           "docno": ["sb", "sa", "sc", "sx", "sy", "sz"],
                           "relevance": [1, 0, 0, 1, 1, 0]})
-    judged = judged_topics(topics, qrels).set_index("qid")
+    judged = judged_topics(topics, qrels, "all").set_index("qid")
     assert list(judged.loc["1", "candidates"]) == ["sa", "sb", "sc"]  # docno order, not the qrels' order
     assert judged.loc["1", "relevant"] == 1
     assert judged.loc["2", "relevant"] == 2 and judged.loc["3", "relevant"] == 0
@@ -30,6 +30,20 @@ def test_judged_topics_list_each_questions_candidates_sorted_and_count_its_relev
     assert mixed_qids(judged.reset_index()) == {"1"}
     assert subset_qids(judged.reset_index(), "mixed") == {"1"}
     assert subset_qids(topics, "mixed") == set()  # a query set without judged candidates has none
+    assert subset_qids(judged.reset_index(), "positive") == {"1", "2"}
+
+
+def test_judged_topics_keep_the_questions_with_a_relevant_candidate_by_default():
+    # X+judged: 3 (negatives only) and 4 (no judgements) would score 0 whatever the ranker
+    topics = pd.DataFrame({"qid": ["1", "2", "3", "4"], "text": ["a", "b", "c", "d"]})
+    qrels = pd.DataFrame({"qid": ["1", "1", "2", "3", "3"], "docno": ["s1", "s2", "s3", "s4", "s5"],
+                          "relevance": [0, 2, 1, 0, 0]})
+    judged = judged_topics(topics, qrels)
+    assert list(judged["qid"]) == ["1", "2"] and list(judged["relevant"]) == [1, 1]
+    assert list(judged["candidates"].iloc[0]) == ["s1", "s2"]
+    assert len(judged_topics(topics, qrels, "all")) == 4
+    with pytest.raises(ValueError, match="questions"):
+        judged_topics(topics, qrels, "some")
 
 
 def test_a_sentence_judged_twice_for_one_question_counts_once():

@@ -42,7 +42,7 @@ QUESTIONS = {
 EXPERIMENT = {
     "title": "Sentences on a mini QA set (test)",
     "collections": ["mini_qa"],
-    "querysets": ["dev+judged", "test+judged", "dev", "test"],
+    "querysets": ["dev+judged", "test+judged", "test+alljudged", "dev", "test"],
     "analyzer": "porter_smart",
     "models": {
         "kld": {"family": "kl_ml", "grid": {"mu": [10, 50]}},
@@ -52,9 +52,10 @@ EXPERIMENT = {
     "baseline": "kld",
     "table_measures": ["AP", "RR", "P@1"],
     "tables": ["tuned", "best"],
-    "tune_on": {"test+judged": "dev+judged", "test": "dev"},
-    "query_subsets": ["mixed"],
+    "tune_on": {"test+judged": "dev+judged", "test+alljudged": "dev+judged", "test": "dev"},
+    "query_subsets": ["mixed", "positive"],
     "query_counts": True,
+    "tie_aware": True,
 }
 
 
@@ -91,13 +92,22 @@ def test_answer_tsv_collection_through_the_sentence_experiment(tmp_path):
     query_parses = read_parses(workdir / "results" / "mini_qa" / "parses" / "queries.parquet")  # and every question
     assert set(query_parses) == {qid for qs in QUESTIONS.values() for qid, _, _ in qs}
     assert query_parses["T1"].tokens == ("who", "wrote", "the", "play", "hamlet")
-    judged = pd.read_parquet(workdir / "results" / "mini_qa" / "topics" / "test+judged.parquet").set_index("qid")
-    assert len(judged.loc["T1", "candidates"]) == 3 and judged.loc["T4", "relevant"] == 0
+    topics = workdir / "results" / "mini_qa" / "topics"
+    every = pd.read_parquet(topics / "test+alljudged.parquet").set_index("qid")
+    assert len(every.loc["T1", "candidates"]) == 3 and every.loc["T4", "relevant"] == 0
+    # X+judged: the questions with a positive candidate only (T4 has none)
+    assert list(pd.read_parquet(topics / "test+judged.parquet")["qid"]) == ["T1", "T2", "T3"]
     tuned = (workdir / "results" / "tables" / "sentences" / "table_tuned.md").read_text(encoding="utf-8")
-    assert "mini_qa (test+judged; 4 queries)" in tuned
-    assert "questions with a positive and a negative candidate; 3 queries" in tuned  # T1-T3, not T4
+    assert "mini_qa (test+judged; 3 queries)" in tuned
+    assert "mini_qa (test+alljudged; 4 queries)" in tuned
+    assert "test+alljudged, questions with a positive candidate; 3 queries" in tuned
+    assert "test+alljudged, questions with a positive and a negative candidate; 3 queries" in tuned  # T1-T3
     assert "dev+judged;" not in tuned  # the tuning set chooses, it is not a row
-    run = pd.read_parquet(next((workdir / "results" / "mini_qa" / "runs" / "porter_smart" / "test+judged" /
-                                "mrf_fdm").glob("*.parquet")))
+    # tie_aware: the expected value over tied orderings beside each measure, and the ties' reach
+    assert "Cells: AP / E[AP] / RR / E[RR] / P@1 / E[P@1] / tied_relevant@1 / tied_relevant;" in tuned
+    runs = workdir / "results" / "mini_qa" / "runs" / "porter_smart"
+    run = pd.read_parquet(next((runs / "test+alljudged" / "mrf_fdm").glob("*.parquet")))
     assert set(run["qid"]) == {"T1", "T2", "T3", "T4"}
     assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2, "T4": 2}  # every candidate ranked
+    run = pd.read_parquet(next((runs / "test+judged" / "mrf_fdm").glob("*.parquet")))
+    assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2}

@@ -163,11 +163,13 @@ def cmd_judged_topics(args) -> None:
     from .retrieve import read_topics
     from .sentences.protocol import judged_topics, mixed_qids
 
-    topics = judged_topics(read_topics(args.topics), read_qrels(args.qrels))
+    every = read_topics(args.topics)
+    topics = judged_topics(every, read_qrels(args.qrels), args.questions)
     write_parquet(pa.Table.from_pandas(topics, preserve_index=False), args.out)
-    log.info("%d queries, %d with judgements, %d with a relevant and a non-relevant candidate, %d candidates",
-             len(topics), int((topics["candidates"].map(len) > 0).sum()), len(mixed_qids(topics)),
-             int(topics["candidates"].map(len).sum()))
+    log.info("%d of %d queries kept (%s), %d with judgements, %d with a relevant candidate, %d with a relevant "
+             "and a non-relevant candidate, %d candidates", len(topics), len(every), args.questions,
+             int((topics["candidates"].map(len) > 0).sum()), int((topics["relevant"] > 0).sum()),
+             len(mixed_qids(topics)), int(topics["candidates"].map(len).sum()))
 
 
 #: the queries' parses, beside the documents' part-*.parquet in a collection's parses directory
@@ -234,10 +236,27 @@ def cmd_evaluate(args) -> None:
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
     imported = time.perf_counter()
     topic_qids = read_topic_qids(args.topics) if args.topics else None
+    # Tie-aware names (E[AP], tied_relevant@k: irgrid.ties) are computed from the runs' scores, after
+    # ir-measures' values; a list without them is evaluated exactly as before, by ir-measures alone.
+    from .ties import is_tie_aware_name
+
+    names = json.loads(args.measures)
+    tie_aware = [name for name in names if is_tie_aware_name(name)]
+    names = [name for name in names if name not in tie_aware]
     # The qrels are read and handed to ir-measures once for all the runs.
-    evaluator = RunEvaluator(read_qrels_table(args.qrels), json.loads(args.measures), topic_qids, qrels_source=args.qrels)
+    qrels = read_qrels_table(args.qrels)
+    evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels) if names or not tie_aware else None
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path))  # Arrow: no pandas strings
+        per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path)) if evaluator else None  # Arrow
+        if tie_aware:
+            import pyarrow as pa
+
+            from .ties import evaluate_ties, read_scored_run
+
+            # the query set's judged queries, as RunEvaluator takes them
+            tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware,
+                                 evaluator.judged if evaluator else topic_qids, run_source=run_path)
+            per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
         write_evaluation(per_query, out)
         # each measure's mean over the queries (names sorted, as the log always gave them)
         names, measure_of_row = np.unique(per_query.column("measure").to_numpy(zero_copy_only=False),
@@ -247,6 +266,26 @@ def cmd_evaluate(args) -> None:
     finished = time.perf_counter()
     log.info("evaluated %d runs in %.2fs (imports %.2fs, evaluation and writing %.2fs)",
              len(args.run), finished - started, imported - started, finished - imported)
+
+
+def cmd_tie_aware(args) -> None:
+    from .ties import compare_with_trec_eval, read_any_qrels, read_scored_run
+
+    measures = json.loads(args.measures) if args.measures.lstrip().startswith("[") else args.measures.split(",")
+    topic_qids = None
+    if args.topics:
+        from .evaluate import read_topic_qids
+
+        topic_qids = read_topic_qids(args.topics)
+    rows, tied, queries = compare_with_trec_eval(read_scored_run(args.run), read_any_qrels(args.qrels),
+                                                 [name.strip() for name in measures if name.strip()], topic_qids)
+    print(f"{'measure':<10} {'as ranked':>9} {'expected':>9} {'best':>9} {'worst':>9}")
+    for row in rows:
+        print(f"{row['measure']:<10} " + " ".join(f"{row[key]:>9.4f}" for key in ("trec_eval", "expected", "best",
+                                                                                   "worst")))
+    for flag, count in tied.items():
+        where = "anywhere" if "@" not in flag else f"in a tie group starting in the top {flag.partition('@')[2]}"
+        print(f"{flag}: {count} of {queries} judged queries have ties touching a relevant document ({where})")
 
 
 def cmd_table(args) -> None:
@@ -457,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("judged-topics", help="query set X+judged: X with each query's judged documents to re-rank")
     p.add_argument("--topics", required=True)
     p.add_argument("--qrels", required=True)
+    p.add_argument("--questions", choices=["positive", "all"], default="positive",
+                   help="keep the queries with a relevant candidate (X+judged) or every one (X+alljudged)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_judged_topics)
 
@@ -489,6 +530,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
     p.add_argument("--out", nargs="+", required=True, help="one per --run, in the same order")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("tie-aware", help="a run's measures over every ordering of its tied documents "
+                       "(expected, best, worst) beside trec_eval's")
+    p.add_argument("--run", required=True, help="an irgrid run (Parquet) or a TREC run file")
+    p.add_argument("--qrels", required=True, help="irgrid qrels (Parquet) or a TREC qrels file")
+    p.add_argument("--topics", default=None, help="the query set that was run: only its judged queries are evaluated")
+    p.add_argument("--measures", default="AP,RR,Rprec,P@1,P@5,P@10,nDCG@10",
+                   help="comma-separated or a JSON list: AP, RR, Rprec, P@k, R@k, nDCG@k")
+    p.set_defaults(func=cmd_tie_aware)
 
     p = sub.add_parser("table", help="significance-marked table of an experiment")
     p.add_argument("--spec", required=True, help="TableSpec as JSON")

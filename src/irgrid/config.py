@@ -268,13 +268,24 @@ def _check_references(config: Mapping[str, Any]) -> None:
         experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
         experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
         for measure in [experiment["select_by"], *experiment["table_measures"]]:
+            if experiment.get("tie_aware") and measure in experiment["table_measures"] and _is_tie_aware(measure):
+                continue  # evaluated for this experiment (tie_measures below)
             if measure not in config["measures"]:
                 raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+        # tie_aware: each table measure's expected value over the orderings of tied documents beside it,
+        # evaluated for this experiment's cells only (Chunk.tie_measures), not for every run of the config
+        experiment["tie_measures"] = []
+        if experiment.get("tie_aware"):
+            from .ties import beside_each
+
+            table, evaluated = beside_each(experiment["table_measures"])
+            experiment["table_measures"] = table
+            experiment["tie_measures"] = [name for name in evaluated if name not in config["measures"]]
         from .report.claims import parse_claims  # late: the report package is only needed here
 
         experiment["claims"] = [claim.to_dict() for claim in parse_claims(
-            experiment, config["measures"], config.get("_experiment_sources", {}).get(name, where),
-            experiment.get("querysets") or None)]
+            experiment, [*config["measures"], *experiment["tie_measures"]],
+            config.get("_experiment_sources", {}).get(name, where), experiment.get("querysets") or None)]
         experiment["verdict_selection"] = verdict_selection(experiment, where)
         swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
         for parameter in experiment.get("parameter_figures", []):
@@ -321,17 +332,32 @@ def verdict_selection(experiment: Mapping[str, Any], where: str) -> str:
     return chosen
 
 
+def _is_tie_aware(name: str) -> bool:
+    from .ties import is_tie_aware_name
+
+    return is_tie_aware_name(name)
+
+
 def canonical_measures(names, where: str) -> list[str]:
     """Measure names as ir-measures writes them ('NDCG@10' -> 'nDCG@10').
 
     Evaluation files store ir-measures' own spelling; tables look measures up by
     name, so every name in the config is normalised once, here, and a name
-    ir-measures cannot parse stops the run before any job starts.
+    ir-measures cannot parse stops the run before any job starts. Tie-aware names (``E[AP]``,
+    ``tied_relevant@10``) are irgrid.ties' own, evaluated from the runs' scores.
     """
     import ir_measures  # imported late: only here and in irgrid.evaluate
 
+    from .ties import canonical_name, is_tie_aware_name
+
     canonical = []
     for name in names:
+        if is_tie_aware_name(name):
+            try:
+                canonical.append(canonical_name(name))
+            except ConfigError as error:
+                raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
+            continue
         try:
             canonical.append(str(ir_measures.parse_measure(name)))
         except Exception as error:  # ir-measures raises several types for a bad name
@@ -504,6 +530,9 @@ class Chunk:
     label: str  # the hash prefix shared by its cells (split_by_hash), "parses-" first when uses_parses
     cells: tuple[ChunkCell, ...]  # sorted by key (model/point)
     uses_parses: bool = False
+    #: tie-aware names (irgrid.ties) its evaluation adds to the config's measures: those of the
+    #: experiments with ``tie_aware`` whose cells it holds (none: evaluated as without the option)
+    tie_measures: tuple[str, ...] = ()
 
     @property
     def families(self) -> list[str]:
@@ -559,11 +588,16 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
         key = (cell.collection, cell.analyzer, cell.queryset, get_model(cell.family).uses_parses)
         member = ChunkCell(cell.model, cell.family, cell.params)
         groups.setdefault(key, {})[member.key] = member
+    tie_measures = _tie_measures_of_cells(config)
     chunks = []
     for (collection, analyzer, queryset, uses_parses), members in groups.items():
         for label, keys in split_by_hash(members, chunk_size, digest=cell_hash):
             label = f"parses-{label}" if uses_parses else label
-            chunks.append(Chunk(collection, analyzer, queryset, label, tuple(members[k] for k in keys), uses_parses))
+            names: dict[str, None] = {}
+            for k in keys:
+                names.update(dict.fromkeys(tie_measures.get((collection, analyzer, queryset, k), ())))
+            chunks.append(Chunk(collection, analyzer, queryset, label, tuple(members[k] for k in keys), uses_parses,
+                                tuple(names)))
     named: dict[str, Chunk] = {}
     for chunk in chunks:
         other = named.setdefault(chunk.rule_name("retrieve"), chunk)
@@ -575,6 +609,20 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
                 "rename a collection, analyzer or query set so they differ in letters or digits"
             )
     return chunks
+
+
+def _tie_measures_of_cells(config: Mapping[str, Any]) -> dict[tuple[str, str, str, str], list[str]]:
+    """(collection, analyzer, query set, model/point) -> the tie-aware names the experiments with
+    ``tie_aware`` need evaluated for that cell (a cell shared with other experiments gets them once)."""
+    out: dict[tuple[str, str, str, str], list[str]] = {}
+    for name, experiment in config["_experiments"].items():
+        if not experiment.get("tie_measures"):
+            continue
+        for cell in experiment_cells(config, name):
+            key = (cell.collection, cell.analyzer, cell.queryset, f"{cell.model}/{cell.params}")
+            known = out.setdefault(key, [])
+            known.extend(measure for measure in experiment["tie_measures"] if measure not in known)
+    return out
 
 
 # ------------------------------------------------------------------ subset runs

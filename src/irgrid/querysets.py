@@ -3,7 +3,7 @@
 A query set is one the collection's registry entry defines (``text``, ``title``, ``desc``...) or
 one derived from it, named by suffixes, in this order::
 
-    BASE [+minNwords] [+parser | +list | +pmi | +segmenter | +judged]
+    BASE [+minNwords] [+parser | +list | +pmi | +segmenter | +judged | +alljudged]
 
 ``+minNwords``
     the queries of BASE that have N or more words, in BASE's order (:func:`keep_min_words`):
@@ -39,8 +39,9 @@ log = logging.getLogger(__name__)
 
 #: query sets made from another: X+parser (a dependency parse and its noun phrases, irgrid.parsing),
 #: X+list, X+pmi, X+segmenter (phrases from a list, collection PMI or a Chinese segmenter, irgrid.phrases);
-#: X+judged (each query re-ranks its judged documents, irgrid.sentences.protocol)
-DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged")
+#: X+judged, X+alljudged (each query re-ranks its judged documents; the questions with a relevant one,
+#: or all: irgrid.sentences.protocol)
+DERIVED_QUERYSET_SUFFIXES = ("+parser", "+list", "+pmi", "+segmenter", "+judged", "+alljudged")
 #: the word filter's suffix: N without leading zeros, so one filter has one name (and one set of files)
 MIN_WORDS_SUFFIX = re.compile(r"\+min([1-9][0-9]*)words$")
 #: a '+'-separated part of a name that looks meant as the word filter (min3, min0words, min3word...)
@@ -57,7 +58,7 @@ class QuerySetName:
 
     base: str
     min_words: int | None = None
-    derivation: str | None = None  # "parser", "list", "pmi", "segmenter", "judged"
+    derivation: str | None = None  # "parser", "list", "pmi", "segmenter", "judged", "alljudged"
 
 
 def parse_queryset(name: str) -> QuerySetName:

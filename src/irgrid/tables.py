@@ -138,12 +138,14 @@ def grid_positions(evaluations: pd.DataFrame, spec: TableSpec) -> dict[tuple[str
 
 #: query subsets a table can show: name -> (row label, which queries of a topics table belong to it)
 QUERY_SUBSETS = {"phrases": "queries with a phrase",
-                 "mixed": "questions with a positive and a negative candidate"}
+                 "mixed": "questions with a positive and a negative candidate",
+                 "positive": "questions with a positive candidate"}
 
 
 def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
     """The qids of ``topics`` in ``subset``: ``phrases``, those with a phrase of two or more words;
-    ``mixed``, those with a relevant and a non-relevant candidate (query sets ``X+judged``).
+    ``mixed``, those with a relevant and a non-relevant candidate (query sets ``X+judged``, ``X+alljudged``);
+    ``positive``, those with a relevant candidate (all of ``X+judged``'s).
 
     (A query set without identified phrases, or without judged candidates, has none.)
     """
@@ -153,6 +155,10 @@ def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
         from .sentences.protocol import mixed_qids
 
         return mixed_qids(topics)
+    if subset == "positive":
+        from .sentences.protocol import positive_qids
+
+        return positive_qids(topics)
     from .phrases import has_phrase
 
     if "phrases" not in topics.columns:

@@ -126,24 +126,29 @@ rule phrase_topics:
         " {params.extra} --out {output:q} 2> {log:q}"
 
 
-# Query set X+judged: X with each query's judged documents, which its runs re-rank instead of
-# ranking the collection (answer-sentence selection; irgrid.sentences.protocol).
+# Query sets X+judged and X+alljudged: X with each query's judged documents, which its runs re-rank
+# instead of ranking the collection (answer-sentence selection; irgrid.sentences.protocol); X+judged
+# keeps the questions with a relevant candidate, X+alljudged every one.
 rule judged_topics:
     input:
         topics="results/{collection}/topics/{queryset}.parquet",
         qrels="results/{collection}/qrels.parquet",
     output:
-        "results/{collection}/topics/{queryset}+judged.parquet",
+        "results/{collection}/topics/{queryset}+{judged}.parquet",
     wildcard_constraints:
         queryset=FILTERED_QUERYSET_WILDCARD,
+        judged="judged|alljudged",
     log:
-        "logs/{collection}/topics/{queryset}+judged.log",
+        "logs/{collection}/topics/{queryset}+{judged}.log",
     benchmark:
-        "results/benchmarks/{collection}/topics/{queryset}+judged.tsv"
+        "results/benchmarks/{collection}/topics/{queryset}+{judged}.tsv"
+    params:
+        questions=lambda wildcards: "positive" if wildcards.judged == "judged" else "all",
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid judged-topics --topics {input.topics:q} --qrels {input.qrels:q} --out {output:q} 2> {log:q}"
+        "irgrid judged-topics --topics {input.topics:q} --qrels {input.qrels:q} --questions {params.questions}"
+        " --out {output:q} 2> {log:q}"
 
 
 # A dependency parse of every document of a sentence collection: the one the data carries

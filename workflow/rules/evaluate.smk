@@ -1,6 +1,8 @@
 # Per-query evaluation with ir-measures, chunk by chunk: one job evaluates the runs of one
 # retrieval chunk (irgrid.config.retrieval_chunks), reading the qrels once, and writes each
-# cell's own evaluation file.
+# cell's own evaluation file. A chunk holding cells of an experiment with `tie_aware` also
+# evaluates the tie-aware names it needs (Chunk.tie_measures: E[AP]..., from the runs' scores);
+# the others' measures, and so their jobs, are those of the config alone.
 
 
 for chunk in RETRIEVAL_CHUNKS:
@@ -19,7 +21,7 @@ for chunk in RETRIEVAL_CHUNKS:
         benchmark:
             chunk_benchmark(chunk, "eval")
         params:
-            measures=json.dumps(IRGRID["measures"]),
+            measures=json.dumps([*IRGRID["measures"], *chunk.tie_measures]),
         conda:
             "../envs/irgrid.yaml"
         shell:
