@@ -393,6 +393,22 @@ def test_the_report_lists_the_raw_files_read_and_their_digests(tmp_path):
     assert {row["file"]: row["sha256"] for row in rows} == expected
 
 
+def test_the_report_shows_those_files_not_none_listed(tmp_path):
+    """An entry without registry checksums (a user's own): the report's inputs name each file read and
+    its digest, where it said "(none listed)"."""
+    from irgrid.report.html import render_report
+
+    registry = own_collection(tmp_path)
+    spec = CollectionSpec.from_dict("mine", yaml.safe_load(registry.read_text())["mine"])
+    rows = raw_file_rows(spec, mirror=None, resources_dir=tmp_path / "resources", cache=DigestCache(None))
+    manifest = {"experiments": {}, "benchmarks": {}, "indexes": {}, "settings": {},
+                "collections": {"mine": {"format": "jsonl", "sha256": {}, "digest": "x", "files": rows}}}
+    page = render_report(manifest, tmp_path)
+    assert "(none listed)" not in page
+    docs = tmp_path / "data" / "docs.jsonl"
+    assert str(docs) in page and sha256_of(docs) in page
+
+
 # --------------------------------------------------------------------------- 9, 13. set-up files
 
 
