@@ -146,53 +146,127 @@ def cell_path(kind: str, collection: str, analyzer: str, queryset: str, model: s
     return f"results/{collection}/{kind}/{analyzer}/{queryset}/{model}/{params}.parquet"
 
 
-def load_config(config: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
-    """Validate the main config and load the experiments and collection registry it names."""
+def load_config(config: Mapping[str, Any], source: str = "config",
+                selected: Iterable[str] | str | None = None) -> dict[str, Any]:
+    """Validate the main config and load the experiments and collection registry it names.
+
+    ``selected``: the experiments this run targets (``experiments_only``; None: all). Only those must
+    be valid: another experiment that fails a check (a default experiment naming a collection the
+    user's registry lacks) is left out of the config with a warning (:func:`run_warnings`), since
+    nothing of it runs. Warnings the checks find (query sets some collections lack, a title naming
+    a collection the experiment does not run) are kept in ``config["_warnings"]``.
+    """
     config = validate(dict(config), "config.schema.yaml", source)
     from .collections import load_registry  # imported late: the readers are heavier
 
     registry_path = resolve_path(config["registry"])
     config["_registry"] = load_registry(registry_path)
+    chosen = None if selected is None else {str(name) for name in ([selected] if isinstance(selected, str)
+                                                                     else selected)}
+    _check_global_names(config, source, str(registry_path))
+    config["measures"] = canonical_measures(config["measures"], "measures")
     experiments = {}
     sources = {}  # experiment -> its file (or config key), for errors about its contents
+    warnings: list[dict[str, str]] = []
+    families: dict[str, str] = {}  # model name -> family, the same in every experiment
     for name, experiment in config["experiments"].items():
-        check_name(name, "experiment", source, f"experiments/{name}")
-        if isinstance(experiment, str):
-            path = resolve_path(experiment)
-            sources[name] = str(path)
-            experiment = validate(load_yaml(path), "experiment.schema.yaml", str(path))
-        else:
-            sources[name] = f"{source}: experiments/{name}"
-            experiment = validate(dict(experiment), "experiment.schema.yaml", sources[name])
+        found: list[dict[str, str]] = []
+        try:
+            check_name(name, "experiment", source, f"experiments/{name}")
+            if isinstance(experiment, str):
+                path = resolve_path(experiment)
+                where = str(path)
+                experiment = validate(load_yaml(path), "experiment.schema.yaml", where)
+            else:
+                where = f"{source}: experiments/{name}"
+                experiment = validate(dict(experiment), "experiment.schema.yaml", where)
+            _check_experiment_names(experiment, where)
+            _check_experiment(config, name, experiment, where, families, found)
+        except ConfigError as error:
+            if chosen is None or name in chosen:
+                raise
+            warnings.append({"experiment": name, "message": f"experiment {name!r} is left out of this run "
+                                                            f"(not in experiments_only and not valid here): {error}"})
+            continue
+        sources[name] = where
         experiments[name] = experiment
+        warnings += found
     config["_experiments"] = experiments
     # Where each experiment was read from, for errors found after validation (names, parameter ranges).
     config["_experiment_sources"] = sources
-    _check_names(config, source, str(registry_path))
-    _check_references(config)
+    config["_warnings"] = warnings
     _check_stop_lists(config, source)
     return config
 
 
-def _check_names(config: Mapping[str, Any], source: str, registry_source: str) -> None:
-    """Every name that becomes a path part or a job name (:func:`check_name`), where it is written."""
+def run_warnings(config: Mapping[str, Any], every: bool = False) -> list[str]:
+    """The warnings of the experiments ``config`` targets (after :func:`select_subset`), one line each;
+    ``every``: of every experiment, those left out of the run included."""
+    experiments = config.get("_experiments", {})
+    return [warning["message"] for warning in config.get("_warnings", [])
+            if every or warning["experiment"] in experiments]
+
+
+def replace_default_experiments(config: dict[str, Any], default_configfile: str | os.PathLike,
+                                cli_configfiles: Iterable[str | os.PathLike], overrides: Mapping[str, Any]) -> dict:
+    """A ``--configfile`` that names ``experiments`` runs those, not the default config's as well.
+
+    Snakemake merges a ``--configfile`` into the Snakefile's ``config/config.yaml`` key by key, so
+    a researcher's file naming their one experiment would also get every default experiment (and
+    their collections, which the researcher's registry may lack). The experiments of the given
+    files (and of ``--config experiments=...``) replace the default file's; every other key still
+    merges (analyzers, measures... come from config/config.yaml unless the file sets them).
+    """
+    default = Path(default_configfile).resolve()
+    named: dict[str, Any] = {}
+    replaced = False
+    for path in cli_configfiles:
+        if Path(path).resolve() == default:
+            continue
+        data = load_yaml(path)
+        if isinstance(data, Mapping) and isinstance(data.get("experiments"), Mapping):
+            named.update(data["experiments"])
+            replaced = True
+    if replaced:
+        if isinstance(overrides.get("experiments"), Mapping):
+            named.update(overrides["experiments"])
+        config["experiments"] = named
+    return config
+
+
+def config_source(default_configfile: str | os.PathLike, cli_configfiles: Iterable[str | os.PathLike],
+                  overrides: bool) -> str:
+    """What config errors name as the config's origin: the files given with ``--configfile`` (over the
+    Snakefile's default file, named once if given again) and whether ``--config`` overrode keys."""
+    default = Path(default_configfile).resolve()
+    given = [str(path) for path in cli_configfiles if Path(path).resolve() != default]
+    extra = ", and --config overrides" if overrides else ""
+    if given:
+        return f"{', '.join(given)} (over {default_configfile}{extra})"
+    return f"{default_configfile}{' (and --config overrides)' if overrides else ''}"
+
+
+def _check_global_names(config: Mapping[str, Any], source: str, registry_source: str) -> None:
+    """Analyzer and registry names that become path parts or job names (:func:`check_name`)."""
     for analyzer in config["analyzers"]:
         check_name(analyzer, "analyzer", source, f"analyzers/{analyzer}")
     for collection, spec in config["_registry"].items():
         check_name(collection, "collection", registry_source, collection)
         for queryset in spec.querysets:
             check_name(queryset, "query set", registry_source, f"{collection}/querysets/{queryset}")
-    for name, experiment in config["_experiments"].items():
-        where = config["_experiment_sources"][name]
-        for queryset in experiment.get("querysets") or []:
-            check_name(queryset, "query set", where, "querysets")
-            check_queryset_name(queryset, where, "querysets")
-        for analyzer in experiment_analyzers(experiment):
-            check_name(analyzer, "analyzer", where, "analyzer")
-        for model_name, model in experiment["models"].items():
-            check_name(model_name, "model", where, f"models/{model_name}")
-            for parameter in model.get("grid", {}):
-                check_name(parameter, "parameter", where, f"models/{model_name}/grid/{parameter}")
+
+
+def _check_experiment_names(experiment: Mapping[str, Any], where: str) -> None:
+    """An experiment's names that become path parts or job names, where they are written."""
+    for queryset in experiment.get("querysets") or []:
+        check_name(queryset, "query set", where, "querysets")
+        check_queryset_name(queryset, where, "querysets")
+    for analyzer in experiment_analyzers(experiment):
+        check_name(analyzer, "analyzer", where, "analyzer")
+    for model_name, model in experiment["models"].items():
+        check_name(model_name, "model", where, f"models/{model_name}")
+        for parameter in model.get("grid", {}):
+            check_name(parameter, "parameter", where, f"models/{model_name}/grid/{parameter}")
 
 
 def _check_stop_lists(config: Mapping[str, Any], source: str) -> None:
@@ -233,89 +307,165 @@ def _resolve_axiom_models(experiment: dict[str, Any], where: str) -> None:
                           f"{experiment['paper_models']}")
 
 
-def _check_references(config: Mapping[str, Any]) -> None:
-    """Names used across the config must exist and mean one thing everywhere."""
+#: TREC topic fields: query sets made of them (title, desc, title_desc_narr, title+min3words, desc+parser...)
+#: are what experiments written for TREC data list; collections without TREC topics lack them.
+TREC_TOPIC_FIELDS = ("title", "desc", "narr")
+
+
+def is_trec_topic_queryset(name: str) -> bool:
+    """Whether query set ``name`` is made of TREC topic fields (``title``, ``title_desc_narr``, ``desc+parser``)."""
+    stem = name.split("+", 1)[0]
+    return bool(stem) and all(part in TREC_TOPIC_FIELDS for part in stem.split("_"))
+
+
+#: the classic collections' one query set (the request's text): experiments written for them list it,
+#: and a TREC collection lacks it as the classic ones lack the TREC topic sets
+CLASSIC_QUERYSET = "text"
+
+
+def is_standard_queryset(name: str) -> bool:
+    """A query set the default experiments list for one kind of collection: the TREC topic sets and the
+    classic collections' ``text`` (and sets derived from them). Lacking one is a warning, not a typo."""
+    return is_trec_topic_queryset(name) or name.split("+", 1)[0] == CLASSIC_QUERYSET
+
+
+def _check_querysets(experiment: Mapping[str, Any], registry: Mapping[str, Any], name: str, where: str,
+                     warnings: list[dict[str, str]]) -> None:
+    """Each listed query set must be one that some collection of the experiment has (``titel`` is a
+    typo, not a choice): else a ConfigError naming the sets each collection has. A set that only
+    some collections lack, or a standard set (:func:`is_standard_queryset`) that all lack, is
+    skipped there with one warning for the experiment."""
+    listed = experiment.get("querysets") or []
+    collections = experiment["collections"]
+    lacking = {queryset: [c for c in collections if base_queryset(queryset) not in registry[c].querysets]
+               for queryset in listed}
+    has = "; ".join(f"{c}: {sorted(registry[c].querysets)}" for c in collections)
+    for queryset, missing in lacking.items():
+        if len(missing) == len(collections) and not is_standard_queryset(queryset):
+            raise ConfigError(f"{where}: query set {queryset!r} is in none of its collections (a derived set X+... "
+                              f"needs X); they have {has}")
+    skipped = [f"{queryset!r} ({'every collection' if len(missing) == len(collections) else ', '.join(missing)})"
+               for queryset, missing in lacking.items() if missing]
+    if skipped:
+        warnings.append({"experiment": name, "message": f"experiment {name!r}: query sets skipped where a collection "
+                                                        f"lacks them: {'; '.join(skipped)}"})
+
+
+#: Collections a title may name besides the registry's ids: the usual spellings of well-known sets.
+WELL_KNOWN_COLLECTIONS = ("Cranfield", "CACM", "CISI", "MED", "Medline", "NPL", "ADI", "TIME", "LISA", "TrecQA",
+                          "WikiQA", "SQuAD", "DRCD", "Robust04", "MS MARCO", "ClueWeb09", "ClueWeb12", "GOV2",
+                          "WT10g", "TREC-COVID", "NFCorpus", "SciFact", "InsuranceQA", "SelQA")
+
+
+def _check_title(experiment: Mapping[str, Any], registry: Mapping[str, Any], name: str,
+                 warnings: list[dict[str, str]]) -> None:
+    """Warn when the title names a collection the experiment does not run: an experiment file copied
+    from another ("... on TrecQA") would label the user's tables and report with the wrong data."""
+    title = experiment.get("title") or ""
+    run = {part.lower() for collection in experiment["collections"] for part in [collection, *collection.split("_")]}
+    named: list[str] = []
+    for candidate in dict.fromkeys([*registry, *WELL_KNOWN_COLLECTIONS]):
+        if candidate.lower() in run:
+            continue
+        boundary = r"(?<![A-Za-z0-9_])({})(?![A-Za-z0-9_])"
+        # Short names only as written or in capitals: "med", "time" or "adi" in a sentence name nothing.
+        if len(candidate) <= 4:
+            match = re.search(boundary.format(f"{re.escape(candidate)}|{re.escape(candidate.upper())}"), title)
+        else:
+            match = re.search(boundary.format(re.escape(candidate)), title, re.IGNORECASE)
+        if match and match.group(1).lower() not in {shown.lower() for shown in named}:
+            named.append(match.group(1))
+    if named:
+        warnings.append({"experiment": name, "message": f"experiment {name!r}: its title {title!r} names "
+                                                        f"{', '.join(named)}, which it does not run (its collections: "
+                                                        f"{', '.join(experiment['collections'])}); a copied title?"})
+
+
+def _check_experiment(config: Mapping[str, Any], name: str, experiment: dict[str, Any], where_file: str,
+                      families: dict[str, str], warnings: list[dict[str, str]]) -> None:
+    """Names one experiment uses must exist and mean one thing everywhere (``families``: model name ->
+    family over the experiments checked so far, extended only if this one passes)."""
     registry = config["_registry"]
-    config["measures"] = canonical_measures(config["measures"], "measures")
-    families: dict[str, str] = {}
-    sources = config.get("_experiment_sources", {})
-    for name, experiment in config["_experiments"].items():
-        where = f"{sources[name]}: experiment {name!r}" if name in sources else f"experiment {name!r}"
-        for collection in experiment["collections"]:
-            if collection not in registry:
-                raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
-            if experiment.get("querysets") and not experiment_querysets(experiment, registry[collection]):
-                raise ConfigError(
-                    f"{where}: collection {collection!r} has none of the query sets {experiment['querysets']}; "
-                    f"it has {sorted(registry[collection].querysets)}"
-                )
-        for analyzer in experiment_analyzers(experiment):
-            if analyzer not in config["analyzers"]:
-                raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
-        if "tuned" in experiment.get("tables", []) and not experiment.get("tune_on"):
-            raise ConfigError(f"{where}: a tuned table needs tune_on (query set -> the query set choosing its "
-                              "parameters, e.g. {test+judged: dev+judged})")
-        for queryset, other in experiment.get("tune_on", {}).items():
-            missing = [name for name in (queryset, other) if name not in (experiment.get("querysets") or [])]
-            if missing:
-                raise ConfigError(f"{where}: tune_on names query set {missing[0]!r}, which is not in its querysets "
-                                  f"{experiment.get('querysets')}")
-        if experiment["baseline"] not in experiment["models"]:
+    where = f"{where_file}: experiment {name!r}"
+    for collection in experiment["collections"]:
+        if collection not in registry:
+            raise ConfigError(f"{where}: unknown collection {collection!r}; the registry has {sorted(registry)}")
+        if experiment.get("querysets") and not experiment_querysets(experiment, registry[collection]):
             raise ConfigError(
-                f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}"
+                f"{where}: collection {collection!r} has none of the query sets {experiment['querysets']}; "
+                f"it has {sorted(registry[collection].querysets)}"
             )
-        _resolve_axiom_models(experiment, where)
-        experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
-        experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
-        for measure in [experiment["select_by"], *experiment["table_measures"]]:
-            if experiment.get("tie_aware") and measure in experiment["table_measures"] and _is_tie_aware(measure):
-                continue  # evaluated for this experiment (tie_measures below)
-            if measure not in config["measures"]:
-                raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
-        # tie_aware: each table measure's expected value over the orderings of tied documents beside it,
-        # evaluated for this experiment's cells only (Chunk.tie_measures), not for every run of the config
-        experiment["tie_measures"] = []
-        if experiment.get("tie_aware"):
-            from .ties import beside_each
+    _check_querysets(experiment, registry, name, where, warnings)
+    _check_title(experiment, registry, name, warnings)
+    for analyzer in experiment_analyzers(experiment):
+        if analyzer not in config["analyzers"]:
+            raise ConfigError(f"{where}: unknown analyzer {analyzer!r}; defined: {sorted(config['analyzers'])}")
+    if "tuned" in experiment.get("tables", []) and not experiment.get("tune_on"):
+        raise ConfigError(f"{where}: a tuned table needs tune_on (query set -> the query set choosing its "
+                          "parameters, e.g. {test+judged: dev+judged})")
+    for queryset, other in experiment.get("tune_on", {}).items():
+        missing = [name for name in (queryset, other) if name not in (experiment.get("querysets") or [])]
+        if missing:
+            raise ConfigError(f"{where}: tune_on names query set {missing[0]!r}, which is not in its querysets "
+                              f"{experiment.get('querysets')}")
+    if experiment["baseline"] not in experiment["models"]:
+        raise ConfigError(
+            f"{where}: baseline {experiment['baseline']!r} is not one of its models {sorted(experiment['models'])}"
+        )
+    _resolve_axiom_models(experiment, where)
+    experiment["select_by"] = canonical_measures([experiment["select_by"]], f"{where}: select_by")[0]
+    experiment["table_measures"] = canonical_measures(experiment["table_measures"], f"{where}: table_measures")
+    for measure in [experiment["select_by"], *experiment["table_measures"]]:
+        if experiment.get("tie_aware") and measure in experiment["table_measures"] and _is_tie_aware(measure):
+            continue  # evaluated for this experiment (tie_measures below)
+        if measure not in config["measures"]:
+            raise ConfigError(f"{where}: measure {measure!r} is not among the evaluated measures {config['measures']}")
+    # tie_aware: each table measure's expected value over the orderings of tied documents beside it,
+    # evaluated for this experiment's cells only (Chunk.tie_measures), not for every run of the config
+    experiment["tie_measures"] = []
+    if experiment.get("tie_aware"):
+        from .ties import beside_each
 
-            table, evaluated = beside_each(experiment["table_measures"])
-            experiment["table_measures"] = table
-            experiment["tie_measures"] = [name for name in evaluated if name not in config["measures"]]
-        from .report.claims import parse_claims  # late: the report package is only needed here
+        table, evaluated = beside_each(experiment["table_measures"])
+        experiment["table_measures"] = table
+        experiment["tie_measures"] = [name for name in evaluated if name not in config["measures"]]
+    from .report.claims import parse_claims  # late: the report package is only needed here
 
-        experiment["claims"] = [claim.to_dict() for claim in parse_claims(
-            experiment, [*config["measures"], *experiment["tie_measures"]],
-            config.get("_experiment_sources", {}).get(name, where), experiment.get("querysets") or None)]
-        experiment["verdict_selection"] = verdict_selection(experiment, where)
-        swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
-        for parameter in experiment.get("parameter_figures", []):
-            if parameter not in swept:
-                raise ConfigError(f"{where}: parameter_figures names {parameter!r}, which none of its models has "
-                                  f"(their parameters: {sorted(swept)})")
-        for model_name, model in experiment["models"].items():
-            family = model["family"]
-            if families.setdefault(model_name, family) != family:
-                raise ConfigError(
-                    f"{where}: model name {model_name!r} means family {family!r} here but "
-                    f"{families[model_name]!r} in another experiment; give it another name"
-                )
-            instance = get_model(family)
-            unknown = sorted(set(model.get("grid", {})) - set(instance.parameter_names()))
-            if unknown:
-                raise ConfigError(
-                    f"{where}: model {model_name!r} ({family}) has no parameter {', '.join(unknown)}; "
-                    f"its parameters are {instance.parameter_names()}"
-                )
-            try:
-                # each listed value on its own (no cross-parameter checks exist): the values, not the product
-                declared = {parameter.name: parameter for parameter in instance.parameters}
-                for parameter, values in model.get("grid", {}).items():
-                    for value in values if isinstance(values, list) else [values]:
-                        declared[parameter].check(value, family)
-            except ConfigError as error:
-                # the family's message names the parameter and its range; say where the value is written
-                source = sources.get(name, where)
-                raise ConfigError(f"{source}: models/{model_name}/grid: {error}") from None
+    experiment["claims"] = [claim.to_dict() for claim in parse_claims(
+        experiment, [*config["measures"], *experiment["tie_measures"]], where_file,
+        experiment.get("querysets") or None)]
+    experiment["verdict_selection"] = verdict_selection(experiment, where)
+    swept = {name for model in experiment["models"].values() for name in get_model(model["family"]).parameter_names()}
+    for parameter in experiment.get("parameter_figures", []):
+        if parameter not in swept:
+            raise ConfigError(f"{where}: parameter_figures names {parameter!r}, which none of its models has "
+                              f"(their parameters: {sorted(swept)})")
+    these_families = {}
+    for model_name, model in experiment["models"].items():
+        family = model["family"]
+        if families.get(model_name, family) != family:
+            raise ConfigError(
+                f"{where}: model name {model_name!r} means family {family!r} here but "
+                f"{families[model_name]!r} in another experiment; give it another name"
+            )
+        these_families[model_name] = family
+        instance = get_model(family)
+        unknown = sorted(set(model.get("grid", {})) - set(instance.parameter_names()))
+        if unknown:
+            raise ConfigError(
+                f"{where}: model {model_name!r} ({family}) has no parameter {', '.join(unknown)}; "
+                f"its parameters are {instance.parameter_names()}"
+            )
+        try:
+            # each listed value on its own (no cross-parameter checks exist): the values, not the product
+            declared = {parameter.name: parameter for parameter in instance.parameters}
+            for parameter, values in model.get("grid", {}).items():
+                for value in values if isinstance(values, list) else [values]:
+                    declared[parameter].check(value, family)
+        except ConfigError as error:
+            # the family's message names the parameter and its range; say where the value is written
+            raise ConfigError(f"{where_file}: models/{model_name}/grid: {error}") from None
+    families.update(these_families)
 
 
 def verdict_selection(experiment: Mapping[str, Any], where: str) -> str:
@@ -623,6 +773,28 @@ def _tie_measures_of_cells(config: Mapping[str, Any]) -> dict[tuple[str, str, st
             known = out.setdefault(key, [])
             known.extend(measure for measure in experiment["tie_measures"] if measure not in known)
     return out
+
+
+# ------------------------------------------------------------------ raw files, at planning time
+
+def check_raw_files(config: Mapping[str, Any], mirror: str | os.PathLike | None,
+                    resources_dir: str | os.PathLike) -> None:
+    """Every collection the run's experiments use must have raw files a job can read or download.
+
+    A wrong path in the registry then stops ``snakemake -n`` naming the file, instead of the job
+    that reads it failing after others have run (irgrid.collections.sources.check_available).
+    """
+    from .collections.sources import CollectionNotAvailable, check_available
+
+    users: dict[str, list[str]] = {}
+    for name, experiment in config["_experiments"].items():
+        for collection in experiment["collections"]:
+            users.setdefault(collection, []).append(name)
+    for collection, experiments in users.items():
+        try:
+            check_available(config["_registry"][collection], mirror=mirror, resources_dir=resources_dir)
+        except CollectionNotAvailable as error:
+            raise ConfigError(f"{error} [collection of experiment {', '.join(experiments)}]") from None
 
 
 # ------------------------------------------------------------------ subset runs

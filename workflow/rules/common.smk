@@ -11,12 +11,13 @@ from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.format import FORMAT_VERSION as INDEX_FORMAT_VERSION
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import model_bounds, select_subset
+from irgrid.config import check_raw_files, config_source, replace_default_experiments, run_warnings
 from irgrid.config import validate as validate_config
 from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
 from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
-from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manifest
+from irgrid.report.manifest import benchmark_path, manifest_inputs, raw_file_rows, report_manifest, report_path
 
 
 # Snakemake's scheduler would start one more re-evaluation timer at each pass, a crowd that grows
@@ -24,16 +25,32 @@ from irgrid.report.manifest import benchmark_path, manifest_inputs, report_manif
 # (irgrid.jobs.scheduler_timers; the Snakemake process's CPU on a 115-job subset halves).
 coalesce_reevaluation_timers()
 
+# The Snakefile's configfile, and the files of --configfile merged over it.
+DEFAULT_CONFIGFILE = "config/config.yaml"
+# Errors name the config files in use: a --configfile's, over the default one.
+CONFIG_SOURCE = config_source(DEFAULT_CONFIGFILE, workflow.overwrite_configfiles, bool(workflow.config_settings.config))
+# A --configfile naming experiments runs those, not the default experiments as well (irgrid.config).
+replace_default_experiments(config, DEFAULT_CONFIGFILE, workflow.overwrite_configfiles, workflow.config_settings.config)
 # The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
 # key with the closest known one, instead of the whole schema; schema defaults filled into `config`.
-CONFIG_SOURCE = "config/config.yaml (and --config overrides)"
 validate_config(config, "config.schema.yaml", CONFIG_SOURCE)
-IRGRID_ALL = load_config(config, source=CONFIG_SOURCE)
+# Only the experiments this run targets must be valid; another that is not is left out, with a warning.
+IRGRID_ALL = load_config(config, source=CONFIG_SOURCE, selected=config["experiments_only"])
 # What this run targets: every experiment and collection, or those of --config experiments_only=[...]
 # collections_only=[...]. Chunks, rules and params come from IRGRID_ALL, so a subset run makes the
 # very files a full run makes (and a later full run redoes none); only tables, figures and the
 # report describe the subset. --config reaches cluster jobs too, so jobs see the same subset.
 IRGRID = select_subset(IRGRID_ALL, config["experiments_only"], config["collections_only"])
+# A wrong raw-file path in the registry stops the dry run, not the job reading it.
+check_raw_files(IRGRID, mirror=config["mirror"], resources_dir=config["resources"])
+# The config's warnings (query sets some collections lack, titles naming other collections), once
+# per run: not again in each cluster job, which parses this file too.
+if workflow.is_main_process:
+    for warning in run_warnings(IRGRID):
+        print(f"irgrid warning: {warning}", file=sys.stderr)
+# The report of the whole config, or a subset run's own (results/report.html is never a subset's).
+REPORT_PATH = report_path(config["experiments_only"], config["collections_only"])
+REPORT_NAME = Path(REPORT_PATH).stem
 # Jobs call the `irgrid` command of the environment running Snakemake, so
 # `.venv/bin/snakemake` works without activating the virtual environment.
 # Not with --use-conda: there the rule's environment must provide `irgrid`.
@@ -307,7 +324,7 @@ def grid_points_by_target():
 
 
 def get_final_output():
-    return report_inputs(None) + phrase_weight_files() + ["results/report.html"]
+    return report_inputs(None) + phrase_weight_files() + [REPORT_PATH]
 
 
 # The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
@@ -328,7 +345,11 @@ def findings_inputs(wildcards):
 def report_manifest_json(wildcards=None):
     """What the report reads: every experiment's outputs, cells, configuration digests and benchmarks
     (made when the report is asked for: ~1 s on the default config)."""
-    return json.dumps(report_manifest(IRGRID, RETRIEVAL_CHUNKS), sort_keys=True)
+    collections = {collection for experiment in IRGRID["_experiments"].values() for collection in experiment["collections"]}
+    raw_files = {collection: raw_file_rows(IRGRID["_registry"][collection], mirror=config["mirror"],
+                                           resources_dir=config["resources"], cache=SOURCE_DIGESTS)
+                 for collection in sorted(collections)}
+    return json.dumps(report_manifest(IRGRID, RETRIEVAL_CHUNKS, raw_files), sort_keys=True)
 
 
 def all_report_inputs(wildcards):

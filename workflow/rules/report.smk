@@ -1,5 +1,6 @@
 # Every experiment's tables, findings, per-query evidence and figures, the provenance of each cell
-# and where the run's time went -> results/report.html (one self-contained file).
+# and where the run's time went -> results/report.html (one self-contained file); a subset run's
+# report is a file of its own, REPORT_PATH (common.smk), so it never replaces the whole run's.
 # The manifest (irgrid.report.manifest) reaches the command on standard input, as the cells do.
 
 
@@ -7,11 +8,11 @@ rule report:
     input:
         all_report_inputs,
     output:
-        report("results/report.html", caption="../report/report.rst", category="report"),
+        report(REPORT_PATH, caption="../report/report.rst", category="report"),
     log:
-        "logs/report.log",
+        f"logs/{REPORT_NAME}.log",
     benchmark:
-        "results/benchmarks/report.tsv"
+        f"results/benchmarks/{REPORT_NAME}.tsv"
     params:
         manifest=lambda wildcards: report_manifest_json(),
     conda:

@@ -58,8 +58,21 @@ def _all_encodable(value: object) -> bool:
     return True
 
 
+def _tsv_hint(path: os.PathLike, line: str, layout_key: str) -> str:
+    """What to set when a file read as JSON Lines is plainly tab-separated (a tab outside any JSON
+    text, or a .tsv name), else nothing: a TSV file read as JSONL fails at its first line with
+    "expected a JSON object", which says nothing about the registry key that chooses the layout."""
+    tab_separated = "\t" in line and not line.lstrip().startswith(("{", "["))
+    if tab_separated or Path(path).name.lower().endswith((".tsv", ".tsv.gz", ".tab")):
+        return (f"; the file looks tab-separated: set '{layout_key}: tsv' in its registry entry "
+                f"({'docno' if layout_key == 'format' else 'qid'}<TAB>text lines)")
+    return ""
+
+
 def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: str | None,
-                        encoding: str) -> Iterator[tuple[str, dict[str, str], int]]:
+                        encoding: str, layout_key: str = "format") -> Iterator[tuple[str, dict[str, str], int]]:
+    """``layout_key``: the registry key choosing this file's layout (``format`` for documents,
+    ``queries_format`` for queries), named when the file looks tab-separated."""
     keys = (id_field,) if id_field else id_keys
     for line_no, line in iter_lines(path, encoding):
         if not line.strip():
@@ -67,9 +80,10 @@ def _iter_jsonl_records(path: os.PathLike, id_keys: tuple[str, ...], id_field: s
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputFormatError(path, line_no, f"a JSON object ({error.msg})", found=line) from None
+            raise InputFormatError(path, line_no, f"a JSON object ({error.msg}){_tsv_hint(path, line, layout_key)}",
+                                   found=line) from None
         if not isinstance(record, dict):
-            raise InputFormatError(path, line_no, "a JSON object", found=line)
+            raise InputFormatError(path, line_no, f"a JSON object{_tsv_hint(path, line, layout_key)}", found=line)
         if not _all_encodable(record):
             raise InputFormatError(path, line_no, "JSON strings of characters (a \\ud800-\\udfff escape that is "
                                                   "not part of a surrogate pair is no character)", found=line)
@@ -129,7 +143,7 @@ def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field:
     """Queries of a JSONL or TSV file; numeric qids lose leading zeros like everywhere else."""
     _check_layout(layout)
     if layout == "jsonl":
-        records = _iter_jsonl_records(Path(path), QID_KEYS, id_field, encoding)
+        records = _iter_jsonl_records(Path(path), QID_KEYS, id_field, encoding, layout_key="queries_format")
     else:
         records = _iter_tsv_records(Path(path), "qid", QID_KEYS, encoding)
     for qid, fields, line_no in records:

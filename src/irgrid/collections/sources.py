@@ -121,6 +121,18 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
         return {}
     packaged = {name: package_file(spec, name, verify) for name in spec.package_files}
     names = [name for name in dict.fromkeys(spec.files.values()) if name not in packaged]  # unique, in registry order
+    # Absolute paths are read where they are: no mirror or download holds them, so a missing one is
+    # only that, a file that is not there.
+    absolute = {name: Path(name) for name in names if Path(name).is_absolute()}
+    _check_absolute_files(spec)
+    if verify:
+        for name, path in absolute.items():
+            verify_file(path, spec.sha256.get(name), f"{path} (collection {spec.id!r})")
+    names = [name for name in names if name not in absolute]
+    if not names:
+        log.info("collection %s: reading %s (absolute paths in the registry)", spec.id, ", ".join(absolute))
+        found = {**absolute, **packaged}
+        return {role: found[name] for role, name in spec.files.items()}
     tried = []
     for label, root in mirror_candidates(mirror):
         paths = {name: root / spec.folder_of(name) / name for name in names}
@@ -130,8 +142,9 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
             if verify:
                 for name, path in paths.items():
                     verify_file(path, spec.sha256.get(name), f"{path} ({label})")
-            log.info("collection %s: using %s (%s)", spec.id, directory, label)
-            found = {**paths, **packaged}
+            also = f", and {', '.join(absolute)} (absolute paths in the registry)" if absolute else ""
+            log.info("collection %s: using %s (%s)%s", spec.id, directory, label, also)
+            found = {**paths, **absolute, **packaged}
             return {role: found[name] for role, name in spec.files.items()}
         shown = ", ".join(str(paths[name].relative_to(root)) for name in missing)
         tried.append(f"{root} ({label}; missing {shown})")
@@ -145,8 +158,42 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
         if not download:
             raise CollectionNotAvailable(_not_available(spec, tried, "downloading is switched off"))
         _download_missing(spec, missing, target_dir, tried)
-    found = {**{name: target_dir / name for name in names}, **packaged}
+    else:
+        log.info("collection %s: using %s (earlier downloads)", spec.id, target_dir)
+    found = {**{name: target_dir / name for name in names}, **absolute, **packaged}
     return {role: found[name] for role, name in spec.files.items()}
+
+
+def _check_absolute_files(spec: CollectionSpec) -> None:
+    """A registry file given as an absolute path that does not exist: CollectionNotAvailable saying so."""
+    roles = {name: role for role, name in spec.files.items()}
+    missing = [name for name in roles if Path(name).is_absolute() and not Path(name).exists()]
+    if missing:
+        raise CollectionNotAvailable("; ".join(f"collection {spec.id!r}: raw file {name} (files/{roles[name]}) "
+                                               "does not exist" for name in missing))
+
+
+def check_available(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
+                    resources_dir: str | os.PathLike = "resources") -> None:
+    """Raise :class:`CollectionNotAvailable` if a job could not get the collection's raw files: an
+    absolute path that does not exist, or a file in no mirror, not downloaded yet and without a url.
+
+    Nothing is downloaded or hashed (files with a url are fetched, and checked, by the job): the
+    workflow calls this while planning, so that ``snakemake -n`` stops on a wrong path instead of
+    the job that reads it.
+    """
+    _check_absolute_files(spec)
+    try:
+        resolve_files(spec, mirror=mirror, resources_dir=resources_dir, download=False, verify=False)
+    except CollectionNotAvailable:
+        target_dir = download_dir(spec, resources_dir)
+        names = [name for name in dict.fromkeys(spec.files.values())
+                 if name not in spec.package_files and not Path(name).is_absolute()]
+        without_url = [name for name in names if name not in spec.url and not (target_dir / name).exists()]
+        if without_url:
+            tried = [f"{root} ({label})" for label, root in mirror_candidates(mirror)] + [f"{target_dir} (downloads)"]
+            raise CollectionNotAvailable(_not_available(spec, tried, f"no url in the registry for "
+                                                                      f"{', '.join(without_url)}")) from None
 
 
 def package_file(spec: CollectionSpec, name: str, verify: bool = True) -> Path:
@@ -176,7 +223,7 @@ def _not_available(spec: CollectionSpec, tried: Iterable[str], reason: str) -> s
 def _mirror_paths(spec: CollectionSpec) -> list[str]:
     """The files a mirror must hold for ``spec``, as paths below the mirror root."""
     names = sorted(set(spec.files.values()) - set(spec.package_files))
-    return [f"{spec.folder_of(name)}/{name}" for name in names]
+    return [f"{spec.folder_of(name)}/{name}" for name in names if not Path(name).is_absolute()]
 
 
 def _is_archive(url: str) -> bool:

@@ -279,10 +279,14 @@ def _time_section(benchmarks: pd.DataFrame) -> str:
 
 
 def _inputs_section(manifest: Mapping[str, Any]) -> str:
-    out = ["<section id='inputs'><h2>Inputs</h2>", "<h3>Raw files (sha256 from the registry)</h3>"]
-    rows = [{"collection": collection, "format": entry["format"], "file": file, "sha256": sha}
-            for collection, entry in manifest.get("collections", {}).items()
-            for file, sha in (entry["sha256"].items() or [("(none listed)", "")])]
+    out = ["<section id='inputs'><h2>Inputs</h2>", "<h3>Raw files (each file read and its sha256)</h3>"]
+    rows = []
+    for collection, entry in manifest.get("collections", {}).items():
+        # "files": what was read and its digest (irgrid.report.manifest.raw_file_rows); older
+        # manifests carry only the registry's checksums
+        files = [(row["file"], row["sha256"]) for row in entry.get("files", [])] or list(entry["sha256"].items())
+        for file, sha in files or [("(no file listed in the registry)", "")]:
+            rows.append({"collection": collection, "format": entry["format"], "file": file, "sha256": sha})
     out.append(_frame_table(pd.DataFrame(rows, columns=["collection", "format", "file", "sha256"]),
                             left=("collection", "format", "file", "sha256")))
     rows = []

@@ -7,13 +7,68 @@ one list.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..config import Chunk, experiment_analyzers, experiment_cells, experiment_querysets
 from .provenance import cell_digest
 
 TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
+#: the report of a whole run; a subset run writes report-<its experiments>[-on-<its collections>].html
+FULL_REPORT = "results/report.html"
+#: longest subset part of a report's file name before its names are replaced by a digest
+_REPORT_NAME_LIMIT = 80
+
+
+def report_path(experiments_only: Iterable[str] | str | None, collections_only: Iterable[str] | str | None) -> str:
+    """Where a run's report goes: :data:`FULL_REPORT` for the whole config, a file of its own for a
+    subset run (``experiments_only``, ``collections_only``), so that a subset run never replaces
+    the report of every experiment with one of only some. Names are sorted (the same subset, the
+    same file); a list too long for a file name becomes the first names and a digest of them all."""
+    if experiments_only is None and collections_only is None:
+        return FULL_REPORT
+
+    def names(chosen: Iterable[str] | str | None) -> str:
+        if chosen is None:
+            return "all"
+        return "+".join(sorted({str(chosen)} if isinstance(chosen, str) else {str(name) for name in chosen}))
+
+    subset = names(experiments_only) + (f"-on-{names(collections_only)}" if collections_only is not None else "")
+    if len(subset) > _REPORT_NAME_LIMIT:
+        digest = hashlib.sha256(subset.encode("utf-8")).hexdigest()[:12]
+        subset = f"{subset[:_REPORT_NAME_LIMIT - 13]}-{digest}"
+    return f"results/report-{subset}.html"
+
+
+def raw_file_rows(spec, mirror: str | os.PathLike | None, resources_dir: str | os.PathLike,
+                  cache) -> list[dict[str, str]]:
+    """The raw files a collection's jobs read, as the report lists them: each registry file (its name
+    there: an absolute path as written, else the name under the mirror folder) with the sha256 of
+    the file found (:func:`irgrid.collections.provenance.content_digest`); a file not downloaded yet
+    shows the registry's checksum, which its download must match. ``cache``: a DigestCache."""
+    from ..collections.provenance import NOT_AVAILABLE, content_digest
+    from ..collections.sources import CollectionNotAvailable, resolve_files
+
+    if spec.format == "ir_datasets":
+        return [{"role": "all", "file": f"ir_datasets {spec.irds_id}", "sha256": "(ir_datasets keeps its own copy)"}]
+    try:
+        found = resolve_files(spec, mirror=mirror, resources_dir=resources_dir, download=False, verify=False)
+    except CollectionNotAvailable:
+        found = {}
+    rows = []
+    for role, name in spec.files.items():
+        path = found.get(role)
+        if path is not None and Path(path).exists():
+            digest = content_digest(Path(path), cache)
+        elif name in spec.sha256:
+            digest = f"{spec.sha256[name]} (the registry's; not downloaded yet)"
+        else:
+            digest = NOT_AVAILABLE
+        rows.append({"role": role, "file": name, "sha256": digest})
+    return rows
 
 
 def benchmark_path(chunk: Chunk, kind: str) -> str:
@@ -35,7 +90,10 @@ def experiment_figures(name: str, experiment: Mapping[str, Any]) -> list[str]:
     return figures
 
 
-def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk]) -> dict[str, Any]:
+def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk],
+                    raw_files: Mapping[str, list[dict[str, str]]] | None = None) -> dict[str, Any]:
+    """What the report reads and shows; ``raw_files``: collection -> :func:`raw_file_rows` (the files
+    read and their digests; without it the report lists the registry's checksums)."""
     registry = config["_registry"]
     depth = config["retrieval"]["depth"]
     chunk_of = {}
@@ -98,7 +156,9 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk]) -> dict[
     return {
         "experiments": experiments,
         "collections": {collection: {"format": registry[collection].format, "sha256": registry[collection].sha256,
-                                     "digest": cell_digest("", "", {}, entry(collection), "", 0, [])}
+                                     "digest": cell_digest("", "", {}, entry(collection), "", 0, []),
+                                     **({"files": raw_files[collection]} if raw_files and collection in raw_files
+                                        else {})}
                         for collection in collections},
         "benchmarks": benchmarks,
         "indexes": indexes,
