@@ -283,3 +283,11 @@ def test_a_ci_that_disagrees_with_the_corrected_test_is_noted():
     from irgrid.report.findings import _note
 
     assert "CI excludes 0 but the corrected test does not reject" in _note(line, Claim("up", "base", "AP"))
+
+
+def test_a_subset_claim_with_every_query_in_the_subset_is_untestable():
+    frame = evaluations({"base": BASE, "up": VALUES["up"]})
+    [line] = evaluate_claims(frame, spec(models=("base", "up")), [Claim("up", "base", "AP", kind="direction",
+                                                                        larger_on="phrases")],
+                             subsets={("adi", "text"): {"phrases": set(QIDS)}}).to_dict("records")
+    assert line["verdict"] == "untestable" and "30 of the row's 30" in line["note"]

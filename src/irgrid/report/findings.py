@@ -47,7 +47,7 @@ from .claims import Claim, PaperTest
 
 SIGNIFICANCE_VERDICTS = ("holds", "opposite", "no difference")
 DIRECTION_VERDICTS = ("direction holds", "direction reversed", "tie")
-VERDICTS = (*SIGNIFICANCE_VERDICTS, *DIRECTION_VERDICTS, "no judged queries", "no rows")
+VERDICTS = (*SIGNIFICANCE_VERDICTS, *DIRECTION_VERDICTS, "untestable", "no judged queries", "no rows")
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
 COLUMNS = ["claim", "text", "kind", "collection", "queryset", "better", "than", "measure", "selection",
@@ -301,7 +301,7 @@ def _subset_line(line: dict, claim: Claim, decided: _Row, oracle: _Row, spec: Ta
     oracle_difference = oracle_subset - oracle_all
     done = {**line, "num_queries": int(len(gains)), "mean_better": on_subset, "mean_than": overall,
             "difference": difference, "ci_low": low, "ci_high": high,
-            "direction": "no subset queries" if not size else direction_of(difference),
+            "direction": direction_of(difference),
             "test": "welch", "alternative": "two-sided", "correction": "none", "p_value": p, "p_corrected": p,
             "significant": significant, "paper_test": "none (the paper reports a direction only)",
             "paper_p": math.nan, "paper_significant": "",
@@ -310,8 +310,13 @@ def _subset_line(line: dict, claim: Claim, decided: _Row, oracle: _Row, spec: Ta
                            "Welch's t-test (subset against the other queries) beside it"),
             "oracle_difference": oracle_difference, "oracle_p_corrected": oracle_p,
             "oracle_verdict": verdict(oracle_difference, oracle_p, spec.alpha, len(gains), "direction")}
-    done["verdict"] = ("no judged queries" if not size
-                       else verdict(difference, p, spec.alpha, len(gains), claim.kind))
+    if not size or size == len(gains):
+        # nothing to compare the subset with: every query is in it, or none is
+        done.update(verdict="untestable", direction="", oracle_verdict="untestable",
+                    note=f"{size} of the row's {len(gains)} queries are '{claim.larger_on}' queries: "
+                         "no other queries to compare their gain with")
+        return done
+    done["verdict"] = verdict(difference, p, spec.alpha, len(gains), claim.kind)
     done["note"] = _note(done, claim)
     return done
 

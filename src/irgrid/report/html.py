@@ -44,7 +44,7 @@ figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
 .verdict-holds{background:#d9f2dd;font-weight:bold}.verdict-opposite{background:#f8d7d5;font-weight:bold}
 .verdict-no-difference{background:#f1f1f1}.verdict-no-judged-queries{background:#fff3cd}
 .verdict-direction-holds{background:#eaf7ec}.verdict-direction-reversed{background:#fbeceb}.verdict-tie{background:#f1f1f1}
-.verdict-no-rows{background:#fff3cd}
+.verdict-no-rows{background:#fff3cd}.verdict-untestable{background:#fff3cd}
 .missing{color:#9c2a00}.legend,.claim{font-size:.9em;color:#444}
 nav ul{columns:2}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:bold}dd{margin:0}
 """
