@@ -220,9 +220,17 @@ def cmd_phrase_weights(args) -> None:
 
 
 def cmd_export_trec(args) -> None:
-    from .retrieve import read_run, write_trec_run
+    from .retrieve import read_run, source_qids, write_trec_run
 
-    write_trec_run(read_run(args.run), args.out, tag=args.tag)
+    run = read_run(args.run)
+    topics = args.topics
+    if topics is None:  # the topics the run was made from, as its provenance names them
+        from .report.provenance import read_run_provenance
+
+        topics = read_run_provenance(args.run).get("topics")
+    # the qids as the queries file writes them ("001", not the "1" every other step compares)
+    written = source_qids(topics) if topics and Path(topics).exists() else {}
+    write_trec_run(run, args.out, tag=args.tag, qids=written)
 
 
 def cmd_evaluate(args) -> None:
@@ -520,6 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-trec", help="write a Parquet run in TREC format (qid Q0 docno rank score tag)")
     p.add_argument("--run", required=True)
     p.add_argument("--tag", default="irgrid")
+    p.add_argument("--topics", default=None, help="the run's topics (default: those its provenance names), whose "
+                                                  "source_qid column gives each qid as the queries file writes it")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_export_trec)
 
@@ -663,12 +673,26 @@ def cmd_synthesize(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # Ctrl-C, whenever it comes (imports, the command, its clean-up): one line, no traceback.
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except KeyboardInterrupt:
+        return _interrupted(args.command if args is not None else "")
+
+
+def _run(args) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Each warning also goes to a file beside the job's log, listed at the end of the run and in the
+    # report (irgrid.jobs.job_warnings): in the log alone, nobody reads it.
+    from .jobs.job_warnings import install_warning_file
+
+    install_warning_file(args.command, _outputs(args))
     try:
         code = args.func(args)
     except Exception as error:
@@ -682,6 +706,18 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         raise
     return code or 0
+
+
+def _interrupted(command: str) -> int:
+    """Ctrl-C: one line and the shell's code for SIGINT (128 + 2), no traceback. A second Ctrl-C
+    while the clean-up (``finally`` blocks, exit handlers) runs ends the process at once, silently:
+    its traceback would bury the line (45 lines of it)."""
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    print(f"irgrid {command}: interrupted" if command else "irgrid: interrupted", file=sys.stderr, flush=True)
+    return 130
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
