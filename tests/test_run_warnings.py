@@ -379,3 +379,21 @@ def test_a_python_warning_is_kept_as_its_text_and_category(tmp_path, monkeypatch
         logging.captureWarnings(False)
     assert [record["message"] for record in read_warnings(tmp_path / "job.warnings.jsonl")] == [
         "k=5 folds but only 4 queries: using leave-one-out (4 folds) (UserWarning)"]
+
+
+def test_retrieve_with_trec_writes_the_query_ids_as_the_topics_file_writes_them(tmp_path):
+    from irgrid.analysis import Analyzer
+    from irgrid.cli import main
+    from irgrid.index import build_index
+
+    docs = '{"docno": "d1", "text": "wind tunnel"}\n{"docno": "d2", "text": "heat"}\n'
+    spec, files = jsonl_collection(tmp_path / "data", docs,
+                                   queries='{"qid": "007", "text": "wind"}\n{"qid": "12", "text": "heat"}\n')
+    write_document_shards(spec, files, tmp_path / "docs", 1)
+    write_topics(spec, files, "text", tmp_path / "topics.parquet")
+    build_index(tmp_path / "docs", tmp_path / "index", Analyzer.from_dict({"tokenizer": "lucene"}), num_buckets=1,
+                scheduler="synchronous")
+    assert main(["retrieve", "--index", str(tmp_path / "index"), "--topics", str(tmp_path / "topics.parquet"),
+                 "--family", "bm25", "--params", "k1~1.2_b~0.75", "--trec", "--out", str(tmp_path / "run.parquet")]) == 0
+    lines = (tmp_path / "run.trec").read_text().splitlines()
+    assert [line.split()[:3] for line in lines] == [["007", "Q0", "d1"], ["12", "Q0", "d2"]]

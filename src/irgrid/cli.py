@@ -107,7 +107,7 @@ def cmd_retrieve(args) -> None:
 
     from .grid import decode_point
     from .index import IndexReader
-    from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
+    from .retrieve import read_topics, retrieve_grid, source_qids, write_run, write_trec_run
 
     if len(args.params) != len(args.out):
         raise SystemExit(f"irgrid retrieve: {len(args.params)} --params but {len(args.out)} --out: give one --out per --params")
@@ -129,6 +129,7 @@ def cmd_retrieve(args) -> None:
     # read once (it hashes the topics file): only the family differs between the chunk's runs
     made_by = run_provenance(args.index, args.topics, families[0], "", args.depth)
     writing = 0.0
+    written_qids = source_qids(args.topics) if args.trec else {}
     for family, positions in positions_of.items():
         runs = retrieve_grid(index, topics, family, [points[p] for p in positions], depth=args.depth, as_arrow=True,
                              threads=args.threads, parses=args.parses)
@@ -139,8 +140,8 @@ def cmd_retrieve(args) -> None:
                 write_run_with_provenance(run, out, {**made_by, "family": family, "params": encoded})
             else:
                 write_run(run, out)
-            if args.trec:
-                write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{family}")
+            if args.trec:  # with the qids as the queries file writes them, as export-trec does
+                write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{family}", qids=written_qids)
         del runs  # a family's runs are written before the next family's are held
         writing += time.perf_counter() - scored
     finished = time.perf_counter()
