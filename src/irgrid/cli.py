@@ -716,7 +716,8 @@ def _interrupted(command: str) -> int:
     import os
     import signal
 
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    with contextlib.suppress(ValueError):  # main() called from another thread than the main one
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
     print(f"irgrid {command}: interrupted" if command else "irgrid: interrupted", file=sys.stderr, flush=True)
     return 130
 
