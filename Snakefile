@@ -21,10 +21,20 @@ include: "workflow/rules/axioms.smk"
 include: "workflow/rules/report.smk"
 
 
-# A failed run ends with one line: the first failed job, its cause and its log (irgrid.jobs.failures).
+# The run's warnings (its jobs' and the config's), each once, at its end (irgrid.jobs.job_warnings).
+onsuccess:
+    from irgrid.jobs.job_warnings import report_run_warnings
+
+    report_run_warnings(log, run_warnings(IRGRID))
+
+
+# A failed run ends with its warnings, then one line: the first failed job, its cause and its log
+# (irgrid.jobs.failures).
 onerror:
     from irgrid.jobs.failures import report_first_failure
+    from irgrid.jobs.job_warnings import report_run_warnings
 
+    report_run_warnings(log, run_warnings(IRGRID))
     report_first_failure(log)
 
 

@@ -246,7 +246,8 @@ def tsv_collection(tmp_path: Path, num_docs: int) -> tuple[CollectionSpec, dict[
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(num_docs=st.integers(0, 40), num_shards=st.integers(1, 12))
+# from 1: a collection of no documents is refused (tests/test_run_warnings.py)
+@given(num_docs=st.integers(1, 40), num_shards=st.integers(1, 12))
 def test_document_shards_any_size(tmp_path_factory, num_docs, num_shards):
     tmp_path = tmp_path_factory.mktemp("shards")
     spec, files = tsv_collection(tmp_path, num_docs)

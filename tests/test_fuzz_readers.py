@@ -13,10 +13,11 @@ An outcome is one of:
 - an :class:`InputFormatError` whose ``path`` is the fuzzed file (or a member of it, ``file[member]``,
   when it is a tar archive of HTML pages) and which names a 1-based line (or, for SQuAD JSON, the
   JSON path: :class:`~irgrid.collections.squad.JSONStructureError`; or, for a compressed stream or
-  tar archive cut short or damaged and ``.Z`` data, the file as a whole);
+  tar archive cut short or damaged and ``.Z`` data, or a file with no document, no text, no query of
+  the set or no judgement, the file as a whole);
 - success, with every id non-empty and blank-free and every text a string: a documented
-  acceptance (an empty document or query is kept with empty text; relevance is identity when the
-  registry gives no table, any 32-bit integer).
+  acceptance (an empty document or query is kept with empty text while some other has text;
+  relevance is identity when the registry gives no table, any 32-bit integer).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from hypothesis import strategies as st
 
 from irgrid.collections import CollectionSpec, write_document_shards, write_qrels, write_topics
 from irgrid.collections.squad import JSONStructureError
+from irgrid.collections.writers import EmptyInputError
 from irgrid.errors import InputFormatError
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
@@ -132,7 +134,9 @@ def check_outcome(action, path: Path) -> None:
         in_file = error.path == str(path) or error.path.startswith(f"{path}[")  # file[member] of an archive
         assert in_file, f"{error} names {error.path}, not the fuzzed file {path}"
         # a whole-file problem (a cut-short or .Z compressed stream) has no line
-        located = error.line is not None or isinstance(error, JSONStructureError) or "gzip" in str(error)
+        # and so is a file holding no record the step needs (EmptyInputError: no documents, no judgements)
+        located = (error.line is not None or isinstance(error, (JSONStructureError, EmptyInputError))
+                   or "gzip" in str(error))
         assert located, f"no line named: {error}"
         assert error.line is None or error.line >= 1
         assert str(error).startswith(str(path))

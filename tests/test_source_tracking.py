@@ -132,8 +132,10 @@ def test_an_entry_field_changes_only_the_steps_that_read_it(tmp_path):
     assert {key for key in before if before[key] != fields_changed[key]} == {("docs", None)}
     relevance_changed = made(spec(relevance={0: 0, 1: 2}))
     assert {key for key in before if before[key] != relevance_changed[key]} == {("qrels", None)}
-    # read by no step: the description, the urls, the mirror directory's name, the files' names
-    unread = made(spec(description="another text", url={"docs.jsonl": "https://example.org/docs.jsonl"}))
+    # read by no step: the description, the urls (and whether downloads are checked), the mirror
+    # directory's name, the files' names
+    unread = made(spec(description="another text", url={"docs.jsonl": "https://example.org/docs.jsonl"},
+                       checksum="none"))
     assert unread == before
     renamed_root = tmp_path / "renamed"
     shutil.copytree(root / "tiny", renamed_root / "elsewhere")

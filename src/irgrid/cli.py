@@ -107,7 +107,7 @@ def cmd_retrieve(args) -> None:
 
     from .grid import decode_point
     from .index import IndexReader
-    from .retrieve import read_topics, retrieve_grid, write_run, write_trec_run
+    from .retrieve import read_topics, retrieve_grid, source_qids, write_run, write_trec_run
 
     if len(args.params) != len(args.out):
         raise SystemExit(f"irgrid retrieve: {len(args.params)} --params but {len(args.out)} --out: give one --out per --params")
@@ -129,6 +129,7 @@ def cmd_retrieve(args) -> None:
     # read once (it hashes the topics file): only the family differs between the chunk's runs
     made_by = run_provenance(args.index, args.topics, families[0], "", args.depth)
     writing = 0.0
+    written_qids = source_qids(args.topics) if args.trec else {}
     for family, positions in positions_of.items():
         runs = retrieve_grid(index, topics, family, [points[p] for p in positions], depth=args.depth, as_arrow=True,
                              threads=args.threads, parses=args.parses)
@@ -139,8 +140,8 @@ def cmd_retrieve(args) -> None:
                 write_run_with_provenance(run, out, {**made_by, "family": family, "params": encoded})
             else:
                 write_run(run, out)
-            if args.trec:
-                write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{family}")
+            if args.trec:  # with the qids as the queries file writes them, as export-trec does
+                write_trec_run(run, Path(out).with_suffix(".trec"), tag=f"irgrid-{family}", qids=written_qids)
         del runs  # a family's runs are written before the next family's are held
         writing += time.perf_counter() - scored
     finished = time.perf_counter()
@@ -220,9 +221,17 @@ def cmd_phrase_weights(args) -> None:
 
 
 def cmd_export_trec(args) -> None:
-    from .retrieve import read_run, write_trec_run
+    from .retrieve import read_run, source_qids, write_trec_run
 
-    write_trec_run(read_run(args.run), args.out, tag=args.tag)
+    run = read_run(args.run)
+    topics = args.topics
+    if topics is None:  # the topics the run was made from, as its provenance names them
+        from .report.provenance import read_run_provenance
+
+        topics = read_run_provenance(args.run).get("topics")
+    # the qids as the queries file writes them ("001", not the "1" every other step compares)
+    written = source_qids(topics) if topics and Path(topics).exists() else {}
+    write_trec_run(run, args.out, tag=args.tag, qids=written)
 
 
 def cmd_evaluate(args) -> None:
@@ -520,6 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-trec", help="write a Parquet run in TREC format (qid Q0 docno rank score tag)")
     p.add_argument("--run", required=True)
     p.add_argument("--tag", default="irgrid")
+    p.add_argument("--topics", default=None, help="the run's topics (default: those its provenance names), whose "
+                                                  "source_qid column gives each qid as the queries file writes it")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_export_trec)
 
@@ -663,12 +674,26 @@ def cmd_synthesize(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # Ctrl-C, whenever it comes (imports, the command, its clean-up): one line, no traceback.
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except KeyboardInterrupt:
+        return _interrupted(args.command if args is not None else "")
+
+
+def _run(args) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Each warning also goes to a file beside the job's log, listed at the end of the run and in the
+    # report (irgrid.jobs.job_warnings): in the log alone, nobody reads it.
+    from .jobs.job_warnings import install_warning_file
+
+    install_warning_file(args.command, _outputs(args))
     try:
         code = args.func(args)
     except Exception as error:
@@ -682,6 +707,19 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         raise
     return code or 0
+
+
+def _interrupted(command: str) -> int:
+    """Ctrl-C: one line and the shell's code for SIGINT (128 + 2), no traceback. A second Ctrl-C
+    while the clean-up (``finally`` blocks, exit handlers) runs ends the process at once, silently:
+    its traceback would bury the line (45 lines of it)."""
+    import os
+    import signal
+
+    with contextlib.suppress(ValueError):  # main() called from another thread than the main one
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    print(f"irgrid {command}: interrupted" if command else "irgrid: interrupted", file=sys.stderr, flush=True)
+    return 130
 
 
 def _user_errors() -> tuple[type[Exception], ...]:

@@ -180,8 +180,10 @@ class RunEvaluator:
                 )
             outside = set(qrel_qids) - topic_qids
             if outside:
-                log.warning("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
-                            len(outside), ", ".join(sorted(outside)[:5]))
+                # the judged queries of a collection's other query sets (its other splits): expected, and
+                # said once a job at info, not as a warning of every chunk
+                log.info("%d judged queries are not in the query set and are not evaluated (e.g. %s)",
+                         len(outside), ", ".join(sorted(outside)[:5]))
         self.judged = sorted(judged_all)
         # ir-measures' own input, {qid: {docno: relevance}}, in file order (a repeated pair keeps its
         # last grade, as ir-measures' conversion of a frame does)

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import logging
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -54,6 +55,7 @@ RUN_WRITE_OPTIONS = {"use_dictionary": ["qid", "docno", "rank"], "write_statisti
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
 #: (candidates x points, float64) stays in a core's cache (1 MiB here) for its median ~14k candidates
 BLOCK_POINTS = 4
+log = logging.getLogger(__name__)
 #: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
 CANDIDATES_COLUMN = "candidates"
 
@@ -715,9 +717,23 @@ def retrieve_grid(
 
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
+    _warn_of_empty_queries(queries)
     if as_arrow:
         return scorer.run_tables(model, queries, checked, depth)
     return [scorer.run(model, queries, point, depth) for point in checked]
+
+
+def _warn_of_empty_queries(queries: PreparedQuerySet) -> None:
+    """Queries left with no term of the collection after analysis (all stop words, unknown words,
+    empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
+    empty = [qid for q, qid in enumerate(queries.qids)
+             if queries.query_term_offsets[q + 1] == queries.query_term_offsets[q]]
+    if empty:
+        examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
+        effect = ("rank their candidates in one tie" if queries.allowed is not None
+                  else "retrieve nothing, score 0 in every measure and count in its mean")
+        log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
+                    len(empty), len(queries), effect, examples)
 
 
 def read_topics(path: str | os.PathLike) -> pd.DataFrame:
@@ -752,10 +768,28 @@ def read_run_table(path: str | os.PathLike) -> pa.Table:
     return table.select(RUN_COLUMNS)
 
 
-def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: str) -> None:
-    """Export a run (DataFrame or Arrow table) in TREC format: qid Q0 docno rank score tag."""
+def source_qids(topics_path: str | os.PathLike) -> dict[str, str]:
+    """qid -> the qid as the queries file writes it, for the topics whose reader changed it ({} if none)."""
+    from .collections.writers import SOURCE_QID_COLUMN
+
+    if SOURCE_QID_COLUMN not in pq.read_schema(topics_path).names:
+        return {}
+    table = pq.read_table(topics_path, columns=["qid", SOURCE_QID_COLUMN])
+    return {qid: written for qid, written in zip(table.column("qid").to_pylist(),
+                                                 table.column(SOURCE_QID_COLUMN).to_pylist())
+            if written and written != qid}
+
+
+def write_trec_run(run: pd.DataFrame | pa.Table, path: str | os.PathLike, tag: str,
+                   qids: Mapping[str, str] | None = None) -> None:
+    """Export a run (DataFrame or Arrow table) in TREC format: qid Q0 docno rank score tag.
+
+    ``qids``: qid -> the form to write (:func:`source_qids`: ``001`` as the topics file has it,
+    where the workflow compares ``1``); a qid not in it is written as it is."""
     if isinstance(run, pa.Table):
         run = run.to_pandas()
+    if qids:
+        run = run.assign(qid=run["qid"].map(lambda qid: qids.get(qid, qid)))
     for column in ("qid", "docno"):
         # a blank inside an id would make a seven-field line that trec_eval reads as other ids
         spaced = [value for value in run[column].unique() if any(c.isspace() for c in str(value))]

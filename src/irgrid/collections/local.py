@@ -147,4 +147,4 @@ def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field:
     else:
         records = _iter_tsv_records(Path(path), "qid", QID_KEYS, encoding)
     for qid, fields, line_no in records:
-        yield located(Query(normalize_numeric_id(qid), fields), path, line_no)
+        yield located(Query(normalize_numeric_id(qid), fields), path, line_no, written_id=qid)

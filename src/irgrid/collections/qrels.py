@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from ..errors import InputFormatError
 from .records import Qrel
-from .textio import iter_lines, normalize_numeric_id
+from .textio import check_visible_identifier, iter_lines, normalize_numeric_id
 
 # Relevance values as stored (int32).
 RELEVANCE_MIN, RELEVANCE_MAX = -(2**31), 2**31 - 1
@@ -107,6 +107,8 @@ def iter_trec_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None
         raw = _parse_int(columns[3]) if len(columns) == 4 else None
         if raw is None:
             raise InputFormatError(path, line_no, expected, found=line)
+        check_visible_identifier(columns[0], path, line_no, "query id")
+        check_visible_identifier(columns[2], path, line_no, "document id")
         docno = normalize_numeric_id(columns[2]) if numeric_docnos else columns[2]
         yield Qrel(normalize_numeric_id(columns[0]), docno, map_relevance(raw, relevance, path, line_no, line))
 

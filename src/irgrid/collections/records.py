@@ -28,6 +28,8 @@ class _Located:
 
     source: str | None = None
     line: int | None = None
+    #: the id as the file writes it, where the reader changed it ("001" read as "1"), else None
+    written_id: str | None = None
 
 
 class LocatedDocument(Document, _Located):
@@ -38,12 +40,20 @@ class LocatedQuery(Query, _Located):
     """A :class:`Query` with the file and line it starts on (``.source``, ``.line``)."""
 
 
-def located(record, source, line: int | None):
-    """``record`` (a Document or Query) carrying the file and line it was read from."""
+def located(record, source, line: int | None, written_id: str | None = None):
+    """``record`` (a Document or Query) carrying the file and line it was read from, and the id as
+    the file writes it where the reader normalised it (``written_id``; exports write that form)."""
     kind = LocatedDocument if isinstance(record, Document) else LocatedQuery
     copy = kind(*record)
     copy.source, copy.line = str(source), line
+    if written_id is not None and written_id != record[0]:
+        copy.written_id = written_id
     return copy
+
+
+def written_id(record) -> str:
+    """The record's id as its file writes it (``"001"`` where the id is ``"1"``)."""
+    return getattr(record, "written_id", None) or record[0]
 
 
 def location(record) -> tuple[str | None, int | None]:

@@ -105,5 +105,8 @@ def iter_smart_queries(path: str | os.PathLike, query_id: str = "record",
     if query_id not in ("record", "position"):
         raise ValueError(f"query_id must be 'record' or 'position', not {query_id!r}")
     for position, record in enumerate(iter_smart_records(path, encoding), start=1):
-        qid = str(position) if query_id == "position" else normalize_numeric_id(record.record_id)
-        yield located(Query(qid, record.fields), path, record.line_no)
+        if query_id == "position":  # the qrels' ids are positions: the .I id is no form of the qid
+            yield located(Query(str(position), record.fields), path, record.line_no)
+        else:
+            yield located(Query(normalize_numeric_id(record.record_id), record.fields), path, record.line_no,
+                          written_id=record.record_id)

@@ -137,6 +137,12 @@ def resolve_files(spec: CollectionSpec, mirror: str | os.PathLike | None = None,
     for label, root in mirror_candidates(mirror):
         paths = {name: root / spec.folder_of(name) / name for name in names}
         missing = [name for name, path in paths.items() if not path.exists()]
+        for name in missing:
+            if paths[name].is_symlink():
+                # a link whose target moved: the copy that is read next may not be the one meant
+                log.warning("collection %s: %s is a dangling symbolic link (to %s, which does not exist); "
+                            "the collection's files are taken from the next source instead", spec.id, paths[name],
+                            os.readlink(paths[name]))
         directory = root / spec.mirror
         if not missing:
             if verify:
@@ -292,8 +298,9 @@ def _install(spec: CollectionSpec, temp: Path, name: str, target: Path, source: 
     """Check ``temp`` against the registry's sha256 for ``name`` and rename it to ``target``."""
     expected = spec.sha256.get(name)
     try:
-        if expected is None:
-            log.warning("collection %s: no sha256 in the registry for %s; installed unchecked", spec.id, name)
+        if expected is None:  # the entry says `checksum: none` (CollectionSpec refuses a url without either)
+            log.warning("collection %s: no sha256 in the registry for %s (checksum: none); installed unchecked",
+                        spec.id, name)
         else:
             verify_file(temp, expected, f"collection {spec.id!r}: {name} from {source} (deleted)")
     except BaseException:

@@ -89,6 +89,7 @@ class CollectionSpec:
     file_mirrors: dict[str, str] = field(default_factory=dict)
     package_files: tuple[str, ...] = ()
     qrels_docno: str = ""
+    checksum: str = "sha256"
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data: a rule param, so editing an entry reruns what reads it."""
@@ -98,6 +99,8 @@ class CollectionSpec:
         for key in ("columns", "file_mirrors", "package_files", "qrels_docno"):
             if not data[key]:
                 del data[key]
+        if data["checksum"] == "sha256":
+            del data["checksum"]
         if "package_files" in data:
             data["package_files"] = list(data["package_files"])
         return data
@@ -166,6 +169,16 @@ class CollectionSpec:
             if unknown:
                 raise ConfigError(f"{where}: '{key}' lists {unknown}, which 'files' does not use "
                                   f"(files: {sorted(used_files)})")
+
+        checksum = str(entry.get("checksum") or "sha256")
+        if checksum not in ("sha256", "none"):
+            raise ConfigError(f"{where}: checksum must be 'sha256' or 'none', not {checksum!r}")
+        unchecked = sorted(set(entry.get("url") or {}) - set(entry.get("sha256") or {}))
+        if unchecked and checksum != "none":
+            # a download nothing checks may be another file than the one the results were made from
+            raise ConfigError(f"{where}: {unchecked} {'has a url' if len(unchecked) == 1 else 'have urls'} but no "
+                              "sha256: add the file's sha256 under 'sha256' (sha256sum FILE), or say "
+                              "'checksum: none' in the entry to download it unchecked")
 
         file_mirrors = {str(name): str(folder) for name, folder in (entry.get("file_mirrors") or {}).items()}
         package_files = tuple(str(name) for name in (entry.get("package_files") or ()))
@@ -241,6 +254,7 @@ class CollectionSpec:
             file_mirrors=file_mirrors,
             package_files=package_files,
             qrels_docno=qrels_docno,
+            checksum=checksum,
         )
 
     def file_for(self, role: str) -> str:

@@ -16,6 +16,7 @@ import gzip
 import io
 import lzma
 import os
+import unicodedata
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,11 +101,35 @@ def check_identifier(identifier: str, path: str | os.PathLike, line_no: int | No
 
     An id is one token everywhere downstream: a TREC run line is ``qid Q0 docno rank score tag``,
     six blank-separated fields, and a qid ``"3 a"`` would make seven; a space inside an id would
-    also change its meaning once a tool splits the line again.
+    also change its meaning once a tool splits the line again. Invisible characters are refused
+    too (:func:`check_visible_identifier`).
     """
     if not identifier or any(character.isspace() for character in identifier):
         raise InputFormatError(path, line_no, f"a {what} without blanks (one token, e.g. '1', 'FT911-3')",
                                found=identifier if found is None else found)
+    return check_visible_identifier(identifier, path, line_no, what)
+
+
+def invisible_character(identifier: str) -> str | None:
+    """The first control or format character of ``identifier`` (NUL, U+200B-U+200D zero-width
+    characters, U+FEFF, bidirectional marks: Unicode categories Cc and Cf), else None."""
+    for character in identifier:
+        if unicodedata.category(character) in ("Cc", "Cf"):
+            return character
+    return None
+
+
+def check_visible_identifier(identifier: str, path: str | os.PathLike, line_no: int | None, what: str) -> str:
+    """``identifier`` if every character of it shows, else an :class:`InputFormatError` at ``path:line_no``.
+
+    An id holding a NUL or a zero-width space looks like another id on screen and in a run file
+    (``d1`` and ``d\u200b1``) while it never matches it: judgements would silently miss it.
+    """
+    character = invisible_character(identifier)
+    if character is not None:
+        name = unicodedata.name(character, "a control character")
+        raise InputFormatError(path, line_no, f"a {what} of visible characters only (no control or zero-width "
+                               "characters)", found=f"{identifier!r}, holding U+{ord(character):04X} ({name})")
     return identifier
 
 

@@ -182,7 +182,7 @@ def _parse_topic(path: os.PathLike, start_line: int, lines: list[tuple[int, str]
         raise InputFormatError(path, field_lines.get("num", start_line),
                                "a topic number ('<num> Number: 301') in the topic opened on line "
                                f"{start_line}", found=number or "no <num>")
-    return located(Query(normalize_numeric_id(number), texts), path, start_line)
+    return located(Query(normalize_numeric_id(number), texts), path, start_line, written_id=number)
 
 
 def iter_trec_topics(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Query]:

@@ -19,14 +19,25 @@ import pyarrow.parquet as pq
 from ..errors import ConfigError, InputFormatError
 from ..io import atomic_path, replace_dir, temporary_dir_for
 from .readers import document_text, iter_documents, iter_qrels, iter_queries, query_text
-from .records import location
+from .records import location, written_id
 from .spec import CollectionSpec
+from .textio import check_visible_identifier
 
 log = logging.getLogger(__name__)
 
 DOCS_SCHEMA = pa.schema([("docno", pa.string()), ("text", pa.string())])
 TOPICS_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
+#: a topics column with each qid as the queries file writes it ("001" for the qid "1"), present only
+#: where a reader changed an id: exported TREC runs write these (irgrid export-trec)
+SOURCE_QID_COLUMN = "source_qid"
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docno", pa.string()), ("relevance", pa.int32())])
+
+
+class EmptyInputError(InputFormatError):
+    """A raw file with nothing of what a step reads from it (no documents, no text, no query of the
+    set, no judgement): a problem of the whole file, so no line is named. Refused where the raw file
+    is read, since later steps would name the Parquet made from it or finish with a table of zeros."""
+
 
 # Rows buffered before a record batch is written: bounds memory on large collections.
 _BATCH_ROWS = 10_000
@@ -55,7 +66,12 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
     """
     out_dir = Path(out_dir)
     num_docs = sum(1 for _ in iter_documents(spec, files))
+    if num_docs == 0:
+        # an index of no documents fails later, blaming the qrels, or scores every query 0
+        raise EmptyInputError(_source_of(spec, files, "docs"), None, f"documents of collection {spec.id!r}",
+                               found="no documents (an empty file, or no record the reader knows)")
     bounds = shard_bounds(num_docs, num_shards)
+    with_text = 0
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     temp_dir = temporary_dir_for(out_dir)
     try:
@@ -73,9 +89,11 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                         raise _repeated_id(spec, files, "docs", document, iter_documents(spec, files),
                                            f"each document id once in collection {spec.id!r}",
                                            f"document {document.docno!r}")
+                    _check_id(spec, files, "docs", document, "document id")
                     seen.add(document.docno)
                     docnos.append(document.docno)
                     texts.append(document_text(spec, document))
+                    with_text += bool(texts[-1].strip())
                     if len(docnos) >= _BATCH_ROWS:
                         writer.write_table(pa.table([docnos, texts], schema=DOCS_SCHEMA))
                         docnos, texts = [], []
@@ -84,6 +102,11 @@ def write_document_shards(spec: CollectionSpec, files: Mapping[str, Path], out_d
                     writer.write_table(pa.table([docnos, texts], schema=DOCS_SCHEMA))
         if next(documents, None) is not None:
             raise RuntimeError(f"collection {spec.id!r}: the documents changed while being written")
+        if not with_text:
+            fields = ", ".join(spec.doc_fields) if spec.doc_fields else "every field"
+            raise EmptyInputError(_source_of(spec, files, "docs"), None,
+                                   f"documents with text in the indexed fields ({fields})",
+                                   found=f"{num_docs} documents, every one with empty text")
         _replace_dir(temp_dir, out_dir)
     finally:
         if temp_dir.exists():
@@ -117,6 +140,12 @@ def _repeated_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, rec
     return InputFormatError(source or _source_of(spec, files, role), line, expected, found=f"{what} again")
 
 
+def _check_id(spec: CollectionSpec, files: Mapping[str, Path], role: str, record, what: str) -> None:
+    """A record's id with a control or zero-width character: the error at the record's file and line."""
+    source, line = location(record)
+    check_visible_identifier(record[0], source or _source_of(spec, files, role), line, what)
+
+
 def _source_of(spec: CollectionSpec, files: Mapping[str, Path], role: str) -> str:
     """The file (or files) a collection reads for ``role``, to name in an error."""
     if role in files:
@@ -142,9 +171,12 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
     :func:`in_queryset`); a query whose fields are present but empty is kept, with empty text.
     """
     names = spec.queryset_fields(queryset)  # fail before reading if the query set does not exist
-    qids, texts = [], []
+    qids, texts, written = [], [], []
     seen: set[str] = set()
+    read = 0
     for query in iter_queries(spec, files):
+        read += 1
+        _check_id(spec, files, "queries", query, "query id")
         if not in_queryset(query.fields, names):
             continue
         if query.qid in seen:
@@ -154,8 +186,17 @@ def write_topics(spec: CollectionSpec, files: Mapping[str, Path], queryset: str,
                                f"{queryset!r} of collection {spec.id!r}", f"query {query.qid!r}")
         seen.add(query.qid)
         qids.append(query.qid)
+        written.append(written_id(query))
         texts.append(query_text(spec, query, queryset))
-    _write_table([qids, texts], TOPICS_SCHEMA, out_path)
+    if not qids:
+        # named here, as the raw file: later steps would name the topics Parquet made from it
+        found = "no queries" if not read else f"{read} queries, none with a field of query set {queryset!r} ({names})"
+        raise EmptyInputError(_source_of(spec, files, "queries"), None,
+                               f"queries of query set {queryset!r} of collection {spec.id!r}", found=found)
+    if written != qids:
+        _write_table([qids, texts, written], TOPICS_SCHEMA.append(pa.field(SOURCE_QID_COLUMN, pa.string())), out_path)
+    else:
+        _write_table([qids, texts], TOPICS_SCHEMA, out_path)
 
 
 def read_docnos(docs_dir: str | os.PathLike) -> set[str]:
@@ -206,6 +247,10 @@ def write_qrels(spec: CollectionSpec, files: Mapping[str, Path], out_path: str |
         qids.append(qrel.qid)
         docnos.append(qrel.docno)
         grades.append(qrel.relevance)
+    if not qids:
+        # named here, as the raw file: the evaluation would name the qrels Parquet made from it
+        raise EmptyInputError(_source_of(spec, files, "qrels"), None,
+                               f"relevance judgements of collection {spec.id!r}", found="no judgements")
     if known_docnos is not None:
         check_judged_docnos(_source_of(spec, files, "qrels"), spec.id, docnos, known_docnos)
     _write_table([qids, docnos, grades], QRELS_SCHEMA, out_path)

@@ -278,6 +278,28 @@ def _time_section(benchmarks: pd.DataFrame) -> str:
     return "\n".join(out + ["</section>"])
 
 
+def _warnings_section(manifest: Mapping[str, Any]) -> str:
+    """The run's warnings: the config's, and each distinct one its jobs logged with the logs saying it
+    (irgrid.jobs.job_warnings), so that none is seen only by whoever opens a job's log."""
+    from ..jobs.job_warnings import collect_warnings, merged
+
+    sources = manifest.get("warnings") or {}
+    config_warnings = list(dict.fromkeys(sources.get("config", [])))
+    job_warnings = merged(collect_warnings(sources.get("logs", [])))
+    out = ["<section id='warnings'><h2>Warnings</h2>"]
+    if not config_warnings and not job_warnings:
+        out.append("<p>No warnings: the config and the jobs that made these results logged none.</p>")
+        return "\n".join(out + ["</section>"])
+    out.append(f"<p>{len(config_warnings) + len(job_warnings)} distinct warnings of the config and of the jobs "
+               "that made these results (each also in the job's log).</p><ul>")
+    out += [f"<li>{_e(message)} <span class='legend'>[config]</span></li>" for message in config_warnings]
+    for message, logs in job_warnings:
+        where = ", ".join(f"<code>{_e(log)}</code>" for log in logs[:3]) + (
+            f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+        out.append(f"<li>{_e(message)} <span class='legend'>[{where or 'log unknown'}]</span></li>")
+    return "\n".join(out + ["</ul>", "</section>"])
+
+
 def _inputs_section(manifest: Mapping[str, Any]) -> str:
     out = ["<section id='inputs'><h2>Inputs</h2>", "<h3>Raw files (each file read and its sha256)</h3>"]
     rows = []
@@ -317,7 +339,8 @@ def render_report(manifest: Mapping[str, Any], out_dir: str | os.PathLike = "res
             subs.append(("figures", "figures"))
         links = " · ".join(f"<a href='#{anchor}-{key}'>{label}</a>" for key, label in subs)
         toc.append(f"<li><a href='#{anchor}'>{_e(name)}</a>: {links}</li>")
-    toc.append("<li><a href='#time'>Where the run's time went</a></li><li><a href='#inputs'>Inputs</a></li>")
+    toc.append("<li><a href='#time'>Where the run's time went</a></li><li><a href='#inputs'>Inputs</a></li>"
+               "<li><a href='#warnings'>Warnings</a></li>")
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>",
@@ -329,7 +352,7 @@ def render_report(manifest: Mapping[str, Any], out_dir: str | os.PathLike = "res
         f"<nav><h2 id='contents'>Contents</h2><ul>{''.join(toc)}</ul></nav>",
     ]
     parts += [_experiment(name, experiment, benchmarks, Path(out_dir)) for name, experiment in experiments.items()]
-    parts += [_time_section(benchmarks), _inputs_section(manifest), "</body></html>"]
+    parts += [_time_section(benchmarks), _inputs_section(manifest), _warnings_section(manifest), "</body></html>"]
     return "\n".join(parts) + "\n"
 
 

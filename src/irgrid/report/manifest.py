@@ -71,6 +71,20 @@ def raw_file_rows(spec, mirror: str | os.PathLike | None, resources_dir: str | o
     return rows
 
 
+def warning_sources(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Where the report finds the warnings it lists: the config's (:func:`irgrid.config.run_warnings`)
+    and the job logs' directories of its collections and experiments, whose ``*.warnings.jsonl``
+    files the jobs wrote (:mod:`irgrid.jobs.job_warnings`)."""
+    from ..config import run_warnings
+
+    experiments = config["_experiments"]
+    collections = sorted({collection for e in experiments.values() for collection in e["collections"]})
+    logs = [f"logs/{collection}" for collection in collections]
+    for name in experiments:
+        logs += [f"logs/tables/{name}", f"logs/axioms/{name}", f"logs/figures/{name}.warnings.jsonl"]
+    return {"config": run_warnings(config), "logs": logs}
+
+
 def benchmark_path(chunk: Chunk, kind: str) -> str:
     """A chunk job's Snakemake benchmark file (kind 'runs' or 'eval'); the rules use the same path."""
     job = chunk.log_path(kind).removeprefix("logs/").removesuffix(".log")
@@ -164,6 +178,7 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk],
         "indexes": indexes,
         "settings": {"depth": depth, "measures": list(config["measures"]),
                      "chunk_size": config["retrieval"]["chunk_size"]},
+        "warnings": warning_sources(config),
     }
 
 
