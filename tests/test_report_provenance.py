@@ -139,8 +139,8 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     loaded = load_config(config)
     manifest = report_manifest(loaded, retrieval_chunks(loaded))
     cells = manifest["experiments"]["baselines"]["cells"]
-    # 32 BM25 points and 12 QL points on each of the six collections' one query set
-    assert len(cells) == 6 * (32 + 12)
+    # 40 BM25 points and 12 QL points on each of the six collections' one query set
+    assert len(cells) == 6 * (40 + 12)
     assert len({cell["digest"] for cell in cells}) == len(cells)
     adi = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "ql_dirichlet")
     assert adi["retrieve_benchmark"] == "results/benchmarks/adi/runs/porter/text/chunk-all.tsv"
