@@ -12,20 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from irgrid.config import load_config, load_yaml
-
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results.md"
 #: Anserini's published CACM regression: MAP and P@30 of BM25 (0.9, 0.4) and QL (1000), its index size
 PUBLISHED = {"0.3123", "0.1942", "0.3265", "14,363", "320,968"}
 
 
-@pytest.fixture(scope="module")
-def experiments() -> dict:
-    config = load_yaml(REPO / "config" / "config.yaml")
-    config["registry"] = str(REPO / "config" / "collections.yaml")
-    config["experiments"] = {name: str(REPO / path) for name, path in config["experiments"].items()}
-    return load_config(config)["_experiments"]
+@pytest.fixture
+def experiments(default_experiments) -> dict:
+    return default_experiments
 
 
 def measured_figures(text: str) -> set[str]:

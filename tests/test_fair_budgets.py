@@ -15,18 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from irgrid.config import load_config, load_yaml
 from irgrid.models import get_model
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def experiments() -> dict:
-    config = load_yaml(REPO / "config" / "config.yaml")
-    config["registry"] = str(REPO / "config" / "collections.yaml")
-    config["experiments"] = {name: str(REPO / path) for name, path in config["experiments"].items()}
-    return load_config(config)["_experiments"]
+@pytest.fixture
+def experiments(default_experiments) -> dict:
+    return default_experiments
 
 
 def values(model: dict, parameter: str) -> list[float] | None:
