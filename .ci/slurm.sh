@@ -179,8 +179,10 @@ echo "slurm.sh: $submitted jobs went through sbatch; $jobqueue_builds index buil
 import hashlib, sys
 from pathlib import Path
 local, slurm = map(Path, sys.argv[1:])
+def is_report(name):  # report.html, or a subset run's report-{experiments}[-on-{collections}].html
+    return "/" not in name and name.startswith("report") and name.endswith(".html")
 def measured(name):
-    return name.startswith("benchmarks/") or name == "report.html"
+    return name.startswith("benchmarks/") or is_report(name)
 def digests(root):
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
 a, b = digests(local), digests(slurm)
@@ -191,7 +193,7 @@ tables = [name for name in compared if name.startswith("tables/")]
 different = sorted(name for name in compared if a[name] != b[name])
 if different:
     sys.exit(f"slurm.sh: {len(different)} of {len(compared)} files differ: {different[:20]}")
-if not tables or "report.html" not in a:
+if not tables or not any(is_report(name) for name in a):
     sys.exit("slurm.sh: no table or no report was made")
 print(f"slurm.sh: {len(compared)} result files identical, {len(tables)} of them tables "
       f"({len(a) - len(compared)} job measurements and the report not compared)")
