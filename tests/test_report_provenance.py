@@ -143,8 +143,12 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     assert len(cells) == 6 * (40 + 12)
     assert len({cell["digest"] for cell in cells}) == len(cells)
     adi = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "ql_dirichlet")
-    assert adi["retrieve_benchmark"] == "results/benchmarks/adi/runs/porter/text/chunk-all.tsv"
-    assert adi["evaluate_benchmark"] == "results/benchmarks/adi/eval/porter/text/chunk-all.tsv"
+    # the benchmark of the chunk that holds the cell (its label: the hash prefix its cells share)
+    [label] = [chunk.label for chunk in retrieval_chunks(loaded)
+               if (chunk.collection, chunk.analyzer, chunk.queryset) == ("adi", "porter", "text")
+               and any((c.model, c.params) == ("ql_dirichlet", adi["params"]) for c in chunk.cells)]
+    assert adi["retrieve_benchmark"] == f"results/benchmarks/adi/runs/porter/text/chunk-{label}.tsv"
+    assert adi["evaluate_benchmark"] == f"results/benchmarks/adi/eval/porter/text/chunk-{label}.tsv"
     inputs = manifest_inputs(manifest)
     for path in ("results/tables/baselines/table.csv", "results/tables/baselines/findings.csv",
                  "results/figures/baselines/per_query.svg", "results/adi/index/porter",
