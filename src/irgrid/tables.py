@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from .errors import InputFormatError
 from .evaluate import read_evaluation, read_parquet_file
+from .grid import decode_point, format_value
 from .io import write_text
 from .stats import apply_selection, best_point, correct_p_values, cross_validated_selection, paired_test
 
@@ -102,8 +103,6 @@ class GridPosition:
 
 def grid_position(params: Sequence[str], best: str, bounds: dict[str, list] | None = None) -> GridPosition:
     """The position of ``best`` among the evaluated grid points ``params`` (encoded points)."""
-    from .grid import decode_point, format_value
-
     bounds = bounds or {}
     points = [decode_point(point) for point in dict.fromkeys(params)]
     chosen = decode_point(best)
