@@ -1,11 +1,12 @@
 """One irgrid index build as scale.py times it (a fresh child, peak RSS of its process tree), no peer.
 
-    python benchmarks/build_only.py --docs 10000000 [--collection DIR] [--out DIR] [--no-forward] [--keep] [--json OUT]
+    python benchmarks/build_only.py --docs 10000000 [--collection DIR] [--out DIR] [--forward] [--keep] [--json OUT]
 
 For the sizes where a whole scale.py run (tantivy's build, the query sets, the grid) is more than
-the question: does the build's memory stay flat from 1M to 10M documents, at what docs/s; and for
-a build without the forward index (``--no-forward``: what a retrieval-only index holds, like
-tantivy's). The build is scale.py's (``build_index(..., scheduler=None, num_workers=2)``, its
+the question: does the build's memory stay flat from 1M to 10M documents, at what docs/s. The
+index holds no forward index (like tantivy's); ``--forward`` builds one after it in the same child
+(``irgrid.index.forward.build_forward_index``, into the index's ``forward/``), timed with it. The
+build is scale.py's (``build_index(..., scheduler=None, num_workers=2)``, its
 analyzer); the collection is scale.py's synthetic one (generated when missing); the index is
 removed afterwards unless ``--keep``.
 """
@@ -35,7 +36,11 @@ def child(task: dict) -> dict:
     cpu_before = time.process_time()
     start = time.perf_counter()
     stats = build_index(task["docs"], task["out"], dict(scale.ANALYZER, stemmer="none"), num_buckets=None,
-                        scheduler=None, progress=False, num_workers=2, forward=task["forward"])
+                        scheduler=None, progress=False, num_workers=2)
+    if task["forward"]:
+        from irgrid.index.forward import build_forward_index
+
+        build_forward_index(task["out"], Path(task["out"]) / "forward", workers=2)
     seconds = time.perf_counter() - start
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
@@ -57,7 +62,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--collection", type=Path)
     parser.add_argument("--out", type=Path, help="the index directory; default benchmarks/.data/indexes/build-only-N")
-    parser.add_argument("--no-forward", action="store_true", help="build without the forward index")
+    parser.add_argument("--forward", action="store_true", help="build the forward index too")
     parser.add_argument("--keep", action="store_true", help="keep the index")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -70,17 +75,17 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {scale.machine()}; load {os.getloadavg()[0]:.1f}", flush=True)
     task = {"kind": "build", "system": "irgrid", "docs": str(collection / "docs"), "out": str(out),
-            "forward": not args.no_forward}
+            "forward": args.forward}
     result = scale.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
     result["index_bytes"] = scale.dir_bytes(out)
     result["index_breakdown"] = scale.index_breakdown(out)
-    print(f"irgrid build{' without the forward index' if args.no_forward else ''}, {args.docs:,} docs: "
+    print(f"irgrid build{' with the forward index' if args.forward else ''}, {args.docs:,} docs: "
           f"{result['seconds']:.1f} s  CPU {result['cpu_seconds']:.1f} s  {args.docs / result['seconds']:,.0f} docs/s  "
           f"peak RSS (process tree) {result['peak_rss_bytes'] / scale.MIB:,.0f} MiB  "
           f"index {result['index_bytes'] / scale.MIB:,.1f} MiB  buckets {result['info'].get('num_buckets')}  "
           f"(load at the end {result['loadavg_1min']:.1f})", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"docs": args.docs, "forward": not args.no_forward, "machine": scale.machine(),
+        args.json.write_text(json.dumps({"docs": args.docs, "forward": args.forward, "machine": scale.machine(),
                                          "result": result}, indent=1))
     if not args.keep:
         shutil.rmtree(out)

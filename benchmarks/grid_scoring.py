@@ -116,8 +116,12 @@ def bm25s_peer(index, topics: pd.DataFrame, repeats: int, depth: int = 1000):
         return None
     import pyarrow.dataset as ds
 
-    forward = ds.dataset(Path(index.path) / "forward", format="parquet").to_table().to_pandas()
-    forward = forward.sort_values("docid")
+    from irgrid.index.forward import build_forward_index
+
+    with tempfile.TemporaryDirectory() as tmp:  # the index holds no forward index: one made for the peer
+        build_forward_index(index.path, Path(tmp) / "forward", workers=2)
+        forward = ds.dataset(sorted((Path(tmp) / "forward").glob("part-*.parquet")), format="parquet").to_table()
+    forward = forward.to_pandas().sort_values("docid")
     corpus = [list(terms) for terms in forward["terms"]]
     queries = [index.analyzer(text) for text in topics["text"]]
 

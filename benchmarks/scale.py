@@ -620,8 +620,8 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
             goal("20-point grid / one point (CPU s)", r, "<= 1.5x", r <= GOALS["grid_ratio"], "x")
     r = versus(b, "irgrid", "index_bytes")
     goal("index size with positions, irgrid / tantivy", r, "<= 1.2x", r <= PEER_GOALS["index_bytes"], "x")
-    # tantivy keeps no forward index (irgrid's is built only for the violation-counting experiments,
-    # irgrid index --no-forward): the like-for-like size is irgrid's without its forward/ directory
+    # tantivy keeps no forward index (irgrid's is its own output, built only for the violation-counting
+    # experiments): the like-for-like size is irgrid's without a forward/ directory (none since then)
     try:
         forward = (b["irgrid"].get("index_breakdown") or {}).get("forward/", 0)
         r = (med(b["irgrid"]["index_bytes"]) - forward) / med(b["tantivy"]["index_bytes"])

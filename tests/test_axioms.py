@@ -413,13 +413,16 @@ PLAIN = Analyzer(stemmer="none", stopwords="none")
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     from irgrid.index import IndexReader, build_index
+    from irgrid.index.forward import build_forward_index, forward_index_dir
 
     root = tmp_path_factory.mktemp("axioms")
     (root / "docs").mkdir()
     table = pa.table({"docno": [d for d, _ in TEXTS], "text": [t for _, t in TEXTS]})
     pq.write_table(table, root / "docs" / "part-0000.parquet")
-    build_index(root / "docs", root / "index", PLAIN, num_buckets=2, scheduler="sync", progress=False)
-    return IndexReader(root / "index")
+    # the workflow's layout: the forward index (read by the counting) where the reader looks for it
+    build_index(root / "docs", root / "index" / "plain", PLAIN, num_buckets=2, scheduler="sync", progress=False)
+    build_forward_index(root / "index" / "plain", forward_index_dir(root / "index" / "plain"))
+    return IndexReader(root / "index" / "plain")
 
 
 def stats_of(index) -> CollectionStatistics:

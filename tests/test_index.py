@@ -21,6 +21,7 @@ import irgrid.index.tasks as tasks_mod
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 from irgrid.index import IndexReader, Postings, bucket_of, build_index
+from irgrid.index.forward import build_forward_index, forward_index_dir
 
 DOCS = [
     ("d1", "The cat sat on the mat."),
@@ -68,7 +69,10 @@ def build(docs, tmp: Path, name: str, num_shards=2, analyzer=HAND, num_buckets=4
 
 @pytest.fixture(scope="module")
 def hand_index(tmp_path_factory) -> Path:
-    return build(DOCS, tmp_path_factory.mktemp("hand"), "idx", num_shards=3)
+    """The index of DOCS at ``index/idx``, its forward index where the reader looks for it (``forward/idx``)."""
+    index = build(DOCS, tmp_path_factory.mktemp("hand"), "index/idx", num_shards=3)
+    build_forward_index(index, forward_index_dir(index))
+    return index
 
 
 # ----------------------------------------------------------------- contents
@@ -80,16 +84,16 @@ def test_layout(hand_index):
         "docs.parquet",
         "terms.parquet",
         "stats.json",
-        "forward/part-0000.parquet",
         *(f"postings/bucket-{b:04d}.parquet" for b in range(4)),
         *(f"positions/bucket-{b:04d}.parquet" for b in range(4)),
     }
     assert pq.read_schema(hand_index / "postings/bucket-0000.parquet").names == ["docid", "tf"]
     assert pq.read_schema(hand_index / "positions/bucket-0000.parquet").names == ["position"]
     assert pq.read_schema(hand_index / "terms.parquet").names == ["term", "df", "cf", "bucket", "start"]
-    for f in ["postings/bucket-0000.parquet", "positions/bucket-0000.parquet", "docs.parquet", "terms.parquet",
-              "forward/part-0000.parquet"]:
-        assert set(pq.ParquetFile(hand_index / f).metadata.metadata) == {b"ARROW:schema"}  # no pandas metadata
+    for f in [hand_index / "postings/bucket-0000.parquet", hand_index / "positions/bucket-0000.parquet",
+              hand_index / "docs.parquet", hand_index / "terms.parquet",
+              forward_index_dir(hand_index) / "part-0000.parquet"]:
+        assert set(pq.ParquetFile(f).metadata.metadata) == {b"ARROW:schema"}  # no pandas metadata
     # docids and positions are stored as bit-packed differences (the gaps), uncompressed
     for f, column in [("postings/bucket-0000.parquet", 0), ("positions/bucket-0000.parquet", 0)]:
         chunk = pq.ParquetFile(hand_index / f).metadata.row_group(0).column(column)
@@ -157,7 +161,8 @@ def test_stats_json(hand_index):
     text = (hand_index / "stats.json").read_text()
     stats = json.loads(text)
     assert list(stats) == sorted(stats)
-    assert stats["num_buckets"] == 4 and stats["format_version"] == 3 and stats["forward"] is True
+    # "forward": false: the forward index is never in the postings index's directory
+    assert stats["num_buckets"] == 4 and stats["format_version"] == 3 and stats["forward"] is False
     assert Analyzer.from_dict(stats["analyzer"]) == HAND
 
 
@@ -195,22 +200,13 @@ def test_old_format_is_refused(hand_index, tmp_path):
         IndexReader(old)
 
 
-def test_index_without_forward(tmp_path):
-    """forward=False leaves out forward/ only: every other file is the same, and forward() says why it fails."""
-    docs = [(f"{docno}-{copy}", text) for copy in range(3) for docno, text in DOCS]
-    with_forward = build(docs, tmp_path, "with", num_shards=2)
-    without = build(docs, tmp_path, "without", num_shards=3, forward=False)
-    ref = {name: digest for name, digest in file_hashes(with_forward).items() if not name.startswith("forward/")}
-    got = file_hashes(without)
-    assert set(got) == set(ref) and any(name.startswith("forward/") for name in file_hashes(with_forward))
-    assert {name for name in got if got[name] != ref[name]} == {"stats.json"}
-    stats_with = json.loads((with_forward / "stats.json").read_text())
-    stats_without = json.loads((without / "stats.json").read_text())
-    assert stats_without == dict(stats_with, forward=False)
-    r = IndexReader(without)
-    assert r.postings(["mat"], positions=True)["mat"].docids.tolist() == [0, 3, 5, 7, 10, 12, 14, 17, 19]
-    with pytest.raises(InputFormatError, match=r"stats\.json.*forward index"):
-        r.forward([0])
+def test_the_index_holds_no_forward_index_and_the_reader_says_where_it_looked(tmp_path):
+    """The postings index has no forward/; forward() without a forward index names the directory it looked in."""
+    index = build(DOCS, tmp_path, "index/idx", num_shards=3)
+    assert not (index / "forward").exists()
+    assert IndexReader(index).forward_path == tmp_path / "forward" / "idx"
+    with pytest.raises(InputFormatError, match=r"forward/idx: expected a forward index directory with stats\.json"):
+        IndexReader(index).forward([0])
 
 
 # ------------------------------------------------------------- determinism
@@ -368,7 +364,9 @@ def test_postings_equal_brute_force(texts, num_shards, num_buckets):
         assert stats == {t: (len(v), sum(map(len, v.values()))) for t, v in expected.items()}
         lengths = [len(analyzer(t)) for _, t in docs]
         assert r.doc_lengths.tolist() == lengths
-        assert r.forward(range(len(docs))) == [analyzer(t) for _, t in docs]
+        build_forward_index(out, Path(tmp) / "forward")
+        forward = IndexReader(out, forward_path=Path(tmp) / "forward").forward(range(len(docs)))
+        assert forward == [analyzer(t) for _, t in docs]
         assert r.num_terms == len(expected)
         # the flat arrays of window counting: the same postings, some terms at a time
         asked = sorted(expected)[::2] + ["nothere"]
@@ -533,21 +531,16 @@ def test_word_by_word_analysis_equals_whole_text_analysis(texts, stemmer, stopwo
         assert unique[d] == len(set(expected_terms))
 
 
-def test_cli_no_forward_and_the_workflow_decision(tmp_path):
+def test_cli_index_then_forward_index(tmp_path):
+    """`irgrid index` writes no forward index (there is no option for one); `irgrid forward-index` makes it."""
     from irgrid import cli
-    from irgrid.index.build import forward_index_needed
 
     shards = write_shards(DOCS, tmp_path / "in", 2)
     analyzer = json.dumps(HAND.to_dict())
-    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--no-forward", "--out",
-                     str(tmp_path / "lean")]) == 0
-    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--out", str(tmp_path / "full")]) == 0
-    assert not (tmp_path / "lean" / "forward").exists() and (tmp_path / "full" / "forward").is_dir()
-    assert IndexReader(tmp_path / "full").forward([0]) == [["cat", "sat", "mat"]]
-    # only an experiment counting axiom violations on that collection, with that analyzer, needs it
-    config = {"_experiments": {
-        "plain": {"axioms": False, "collections": ["a", "b"], "analyzer": ["porter", "lucene"]},
-        "constraints": {"axioms": True, "collections": ["b"], "analyzer": "porter"},
-    }}
-    assert [forward_index_needed(config, c, a) for c, a in [("b", "porter"), ("b", "lucene"), ("a", "porter")]] == [
-        True, False, False]
+    index, forward = tmp_path / "index" / "hand", tmp_path / "forward" / "hand"
+    assert cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--out", str(index)]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["index", "--docs", str(shards), "--analyzer", analyzer, "--no-forward", "--out", str(index)])
+    assert not (index / "forward").exists() and not forward.exists()
+    assert cli.main(["forward-index", "--index", str(index), "--workers", "2", "--out", str(forward)]) == 0
+    assert IndexReader(index).forward([0, 2]) == [["cat", "sat", "mat"], []]

@@ -78,6 +78,15 @@ def cmd_qrels(args) -> None:
     write_qrels(spec, files, args.out, known_docnos=read_docnos(args.docs) if args.docs else None)
 
 
+def cmd_forward_index(args) -> None:
+    from .index.forward import build_forward_index
+
+    started = time.perf_counter()
+    stats = build_forward_index(args.index, args.out, workers=args.workers)
+    log.info("forward index of %d documents (%d terms) in %.1fs", stats["num_docs"], stats["total_length"],
+             time.perf_counter() - started)
+
+
 def cmd_index(args) -> None:
     from .analysis import Analyzer
     from .index import build_index
@@ -91,7 +100,7 @@ def cmd_index(args) -> None:
 
             scheduler = stack.enter_context(jobqueue_client(json.loads(args.dask_cluster)))
         stats = build_index(args.docs, args.out, analyzer, num_buckets=args.num_buckets, scheduler=scheduler,
-                            num_workers=args.workers, forward=args.forward)
+                            num_workers=args.workers)
     elapsed = time.perf_counter() - started
     log.info(
         "indexed %d documents (%d terms, %d distinct) in %.1fs: %.0f docs/s",
@@ -464,11 +473,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask-cluster", default=None,
                    help="a dask-jobqueue cluster to start for this build, as JSON (the config's dask.cluster)")
     p.add_argument("--workers", type=int, default=1, help="local Dask workers when no scheduler is given")
-    p.add_argument("--no-forward", dest="forward", action="store_false",
-                   help="leave out the forward index (each document's terms in order), which only the counting "
-                        "of axiom violations reads")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("forward-index", help="build an index's forward index (each document's terms in order)")
+    p.add_argument("--index", required=True, help="the postings index (irgrid index)")
+    p.add_argument("--workers", type=int, default=1, help="threads")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_forward_index)
 
     p = sub.add_parser("retrieve", help="score a query set at one or more parameter points")
     p.add_argument("--index", required=True)

@@ -9,6 +9,7 @@ from snakemake.settings.types import DeploymentMethod
 
 from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.format import FORMAT_VERSION as INDEX_FORMAT_VERSION
+from irgrid.index.forward import forward_index_dir
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import model_bounds, select_subset
 from irgrid.config import check_raw_files, config_source, replace_default_experiments, run_warnings
@@ -188,8 +189,10 @@ def experiment_collection_cells(wildcards):
 
 
 def experiment_collection_inputs(wildcards):
+    """The violation counting's inputs: with each index its forward index (IndexReader.forward finds it there)."""
     cells = json.loads(experiment_collection_cells(wildcards))
-    return sorted({path for cell in cells for path in (cell["path"], cell["run"], cell["index"], cell["topics"])})
+    return sorted({path for cell in cells for path in (cell["path"], cell["run"], cell["index"], cell["topics"],
+                                                       str(forward_index_dir(cell["index"])))})
 
 
 def experiment_families(wildcards):

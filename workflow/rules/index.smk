@@ -1,5 +1,7 @@
-# Document shards -> partitioned Parquet inverted index (positions kept), built with Dask.
-from irgrid.index.build import forward_index_needed, local_build_cores
+# Document shards -> partitioned Parquet inverted index (positions kept), built with Dask; the
+# forward index beside it, made from it only where a rule reads it (violations): the postings
+# index's command and params never depend on the configured experiments.
+from irgrid.index.build import local_build_cores
 
 
 rule build_index:
@@ -14,10 +16,6 @@ rule build_index:
     params:
         analyzer=analyzer_json,
         num_buckets=f"--num-buckets {config['index']['num_buckets']}" if config["index"]["num_buckets"] else "",
-        # the forward index only for the indexes whose axiom violations an experiment counts (a third
-        # of the index); from IRGRID_ALL, so that a subset run builds the index a full run builds
-        forward=lambda wildcards: "" if forward_index_needed(IRGRID_ALL, wildcards.collection, wildcards.analyzer)
-        else "--no-forward",
         # an index of an older format is refused by the reader: a new format rebuilds it
         format_version=INDEX_FORMAT_VERSION,
         # where the build runs (irgrid.jobs.placement): taking `output` keeps it out of the rerun
@@ -33,5 +31,23 @@ rule build_index:
         "../envs/irgrid.yaml"
     shell:
         "irgrid index --docs {input.docs:q} --analyzer {params.analyzer:q}"
-        " {params.num_buckets} {params.forward} {params.placement} --workers {threads}"
+        " {params.num_buckets} {params.placement} --workers {threads}"
         " --out {output:q} 2> {log:q}"
+
+
+rule build_forward_index:
+    input:
+        index="results/{collection}/index/{analyzer}",
+    output:
+        directory("results/{collection}/forward/{analyzer}"),
+    log:
+        "logs/{collection}/forward/{analyzer}.log",
+    benchmark:
+        "results/benchmarks/{collection}/forward/{analyzer}.tsv"
+    params:
+        format_version=INDEX_FORMAT_VERSION,
+    threads: 1
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid forward-index --index {input.index:q} --workers {threads} --out {output:q} 2> {log:q}"

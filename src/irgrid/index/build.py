@@ -8,20 +8,22 @@ The task graph::
     analyze shard 0 ─┐                 ┌─ merge postings bucket 0 ─┐
     analyze shard 1 ─┼─ (all shards) ──┼─ ...                       ├─ terms.parquet
     ...             ─┘                 ├─ merge postings bucket B-1 ┘
-                                       ├─ merge forward part 0..P-1 (if forward)
                                        └─ docs.parquet
 
 * Every shard task analyses its documents (docids are global: shard ``i`` starts at
   the sum of the row counts of the shards before it, read from the Parquet
   footers), and writes its postings split by bucket
-  (``crc32(term) % num_buckets``), its forward-index rows split by forward part
-  and its per-document statistics into ``pieces/`` of the temporary directory.
+  (``crc32(term) % num_buckets``) and its per-document statistics into ``pieces/``
+  of the temporary directory.
   Large shards are flushed in several runs, so a task holds at most about
   ``RUN_POSTINGS`` postings in memory.
 * Every bucket task concatenates the pieces of its bucket, sorts them by
   ``(term, docid)`` and writes ``postings/bucket-XXXX.parquet`` (docid, tf),
   ``positions/bucket-XXXX.parquet`` (a row per token) plus the ``(term, df, cf)``
   rows of its terms.
+* The forward index (each document's terms in order) is not part of the index:
+  :mod:`irgrid.index.forward` builds it from the finished index, for the indexes
+  whose readers need it.
 * The driver only handles file names, row counts and small summaries; it never
   holds the collection.
 
@@ -59,7 +61,6 @@ from irgrid.index.tasks import (
     iter_batches,
     merge_bucket,
     merge_docs,
-    merge_forward,
     merge_terms,
 )
 from irgrid.io import remove_dead_leftovers, temporary_name
@@ -135,18 +136,6 @@ def automatic_num_buckets(shards: list[tuple[Path, int]], sample: tuple[int, pa.
         return MIN_BUCKETS
     estimated_tokens = num_docs * len(words) / sampled_docs
     return max(MIN_BUCKETS, int(-(-estimated_tokens // TOKENS_PER_BUCKET)))
-
-
-def forward_index_needed(config, collection: str, analyzer: str) -> bool:
-    """Whether an experiment of ``config`` (as :func:`irgrid.config.load_config` returns it) counts axiom
-    violations on ``collection``'s index of ``analyzer``: the only reader of the forward index
-    (:mod:`irgrid.axioms.counting`), which is otherwise left out of the index."""
-    from irgrid.config import experiment_analyzers
-
-    return any(
-        experiment["axioms"] and collection in experiment["collections"] and analyzer in experiment_analyzers(experiment)
-        for experiment in config["_experiments"].values()
-    )
 
 
 # ---------------------------------------------------------------------- driver
@@ -302,7 +291,6 @@ def build_index(
     scheduler=None,
     progress: bool = True,
     num_workers: int | None = None,
-    forward: bool = True,
 ) -> dict[str, Any]:
     """Index the document shards of ``docs_dir`` into ``out_dir``; returns the stats.
 
@@ -313,9 +301,8 @@ def build_index(
     ``docs_dir`` must be on a file system all workers see.  ``num_workers`` caps
     the local schedulers' parallelism.  ``num_buckets``: postings files; ``None``
     picks one per ``TOKENS_PER_BUCKET`` tokens (estimated from the first documents),
-    so a bucket task's memory does not grow with the collection.  ``forward``: write the
-    forward index (``IndexReader.forward``: each document's terms in order), which only the
-    counting of axiom violations reads; without it the index is a third smaller and builds faster.
+    so a bucket task's memory does not grow with the collection.  The forward index is built
+    from the finished index by :func:`irgrid.index.forward.build_forward_index`.
     """
     analyzer = Analyzer.from_dict(analyzer) if not isinstance(analyzer, Analyzer) else analyzer
     if num_buckets is not None and (not isinstance(num_buckets, int) or num_buckets < 1):
@@ -335,7 +322,6 @@ def build_index(
         n += rows
     if n >= 2**31:
         raise ConfigError(f"{n} documents do not fit int32 docids")
-    num_forward = max(1, -(-n // FORWARD_PART_DOCS)) if forward else 0
 
     if scheduler is None:
         scheduler = default_local_scheduler(paths, analyzer, sample)
@@ -347,13 +333,10 @@ def build_index(
     try:
         # All directories exist before any task runs; tasks never create any, so
         # a straggler task of a failed build cannot resurrect a removed tmp dir.
-        for sub in ["postings", "positions", "pieces/docs", "pieces/terms"] + (
-                ["forward", "pieces/term-ids"] if forward else []):
+        for sub in ["postings", "positions", "pieces/docs", "pieces/terms"]:
             (tmp / sub).mkdir(parents=True)
         for b in range(num_buckets):
             (tmp / "pieces" / f"bucket-{b:04d}").mkdir()
-        for p in range(num_forward):
-            (tmp / "pieces" / f"forward-{p:04d}").mkdir()
 
         import dask
 
@@ -361,18 +344,17 @@ def build_index(
         tmp_s = str(tmp)
         shard_tasks = [
             dask.delayed(analyze_shard, pure=False)(
-                i, str(path), offsets[i], tmp_s, analyzer, num_buckets, forward=forward,
+                i, str(path), offsets[i], tmp_s, analyzer, num_buckets,
                 dask_key_name=(f"irgrid-analyze-{token}", i),
             )
             for i, (path, _) in enumerate(shards)
         ]
-        # Each bucket needs every shard's result and each forward part every bucket's: one task
-        # gathers a phase's results and the next phase depends on it alone, instead of every task
-        # on every task before it (shards x buckets + buckets x parts edges: 105,000 at 10M
-        # documents: 30 s and ~480 MB of making the graph before dask.compute started).
+        # Each bucket needs every shard's result: one task gathers a phase's results and the next
+        # phase depends on it alone, instead of every task on every task before it (shards x
+        # buckets edges: tens of thousands at 10M documents, seconds of making the graph).
         shards_done = dask.delayed(_results, pure=False)(*shard_tasks, dask_key_name=f"irgrid-shards-{token}")
         bucket_tasks = [
-            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shards_done, forward=forward,
+            dask.delayed(merge_bucket, pure=False)(b, tmp_s, shards_done,
                                                    dask_key_name=(f"irgrid-postings-{token}", b))
             for b in range(num_buckets)
         ]
@@ -381,12 +363,7 @@ def build_index(
         )
         buckets_done = dask.delayed(_results, pure=False)(*bucket_tasks, dask_key_name=f"irgrid-buckets-{token}")
         terms_task = dask.delayed(merge_terms, pure=False)(tmp_s, buckets_done, dask_key_name=f"irgrid-terms-{token}")
-        # The forward index stores term ids (rows of terms.parquet): after the buckets.
-        forward_tasks = [
-            dask.delayed(merge_forward, pure=False)(p, tmp_s, buckets_done, dask_key_name=(f"irgrid-forward-{token}", p))
-            for p in range(num_forward)
-        ]
-        final = [docs_task, terms_task, *forward_tasks]
+        final = [docs_task, terms_task]
 
         if client is not None:
             futures = client.compute(final)
@@ -420,7 +397,9 @@ def build_index(
             "avg_doc_length": (total_length / num_docs) if num_docs else 0.0,
             "num_terms": num_terms,
             "num_buckets": num_buckets,
-            "forward": forward,
+            # the forward index is its own directory (irgrid.index.forward): these two keys say so
+            # and keep the stats of indexes built before it moved out byte for byte
+            "forward": False,
             "forward_part_docs": FORWARD_PART_DOCS,
             "analyzer": analyzer.to_dict(),
         }

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 
-from .format import FORMAT_VERSION, FORWARD_PART_DOCS
+from .format import FORMAT_VERSION
 
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
@@ -33,10 +33,16 @@ class Postings(NamedTuple):
 
 
 class IndexReader:
-    """Docs and stats are loaded eagerly; the term dictionary on first use; postings on demand."""
+    """Docs and stats are loaded eagerly; the term dictionary on first use; postings on demand.
 
-    def __init__(self, path: str | os.PathLike):
+    ``forward_path``: the forward index of this index (:mod:`irgrid.index.forward`), read by
+    :meth:`forward`; by default :func:`irgrid.index.forward.forward_index_dir` of ``path``.
+    """
+
+    def __init__(self, path: str | os.PathLike, forward_path: str | os.PathLike | None = None):
         self.path = Path(path)
+        self._forward_path = Path(forward_path) if forward_path is not None else None
+        self._forward_index = None
         stats_path = self.path / "stats.json"
         if not stats_path.is_file():
             raise InputFormatError(self.path, None, "an index directory with stats.json (see irgrid.index.build_index)",
@@ -51,7 +57,6 @@ class IndexReader:
         self.avg_doc_length: float = float(self.stats["avg_doc_length"])
         self.num_terms: int = int(self.stats["num_terms"])
         self.num_buckets: int = int(self.stats["num_buckets"])
-        self.forward_part_docs: int = int(self.stats.get("forward_part_docs", FORWARD_PART_DOCS))
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
         docs = pq.read_table(self.path / "docs.parquet")
@@ -252,31 +257,30 @@ class IndexReader:
         )
 
     # ---------------------------------------------------------------- forward
+    @property
+    def forward_path(self) -> Path:
+        """The directory of this index's forward index (which need not exist)."""
+        from .forward import forward_index_dir
+
+        return self._forward_path if self._forward_path is not None else forward_index_dir(self.path)
+
     def forward(self, docids: Iterable[int]) -> list[list[str]]:
-        """The analysed terms of each document, in document order (one list per docid given)."""
-        if not self.stats.get("forward", True):
-            raise InputFormatError(self.path / "stats.json", None, "an index built with its forward index "
-                                   "(build_index(..., forward=True), irgrid index without --no-forward)",
-                                   '"forward": false')
+        """The analysed terms of each document, in document order (one list per docid given), read from
+        the forward index at :attr:`forward_path`."""
+        if self._forward_index is None:
+            from .forward import ForwardIndex
+
+            self._forward_index = ForwardIndex(self.forward_path, self.stats)
         docids = [int(d) for d in docids]
-        for d in docids:
-            if not 0 <= d < self.num_docs:
-                raise IndexError(f"docid {d} out of range 0..{self.num_docs - 1}")
-        by_part: dict[int, list[int]] = defaultdict(list)
-        for d in dict.fromkeys(docids):
-            by_part[d // self.forward_part_docs].append(d)
-        vocabulary = self._term_table().column("term").chunk(0)
+        table = self._forward_index.read(docids)
+        terms = table.column("terms").combine_chunks()
         found: dict[int, list[str]] = {}
-        for part in sorted(by_part):
-            table = pq.read_table(
-                self.path / "forward" / f"part-{part:04d}.parquet", filters=[("docid", "in", by_part[part])]
+        if len(terms):
+            vocabulary = self._term_table().column("term").chunk(0)
+            strings = pa.ListArray.from_arrays(
+                pc.subtract(terms.offsets, terms.offsets[0]), vocabulary.take(terms.flatten())
             )
-            terms = table.column("terms").combine_chunks()
-            if len(terms):
-                strings = pa.ListArray.from_arrays(
-                    pc.subtract(terms.offsets, terms.offsets[0]), vocabulary.take(terms.flatten())
-                )
-                found.update(zip(table.column("docid").to_pylist(), strings.to_pylist()))
+            found.update(zip(table.column("docid").to_pylist(), strings.to_pylist()))
         return [found[d] for d in docids]
 
     # ------------------------------------------------------------------- docs

@@ -1,7 +1,6 @@
 """The Dask tasks of an index build (:func:`irgrid.index.build.build_index` wires them):
-analyse a shard, merge a postings bucket, a forward part, the documents table and the terms
-table. Each reads and writes files under the build's temporary directory and returns only
-small summaries.
+analyse a shard, merge a postings bucket, the documents table and the terms table. Each reads
+and writes files under the build's temporary directory and returns only small summaries.
 """
 
 
@@ -22,9 +21,6 @@ from irgrid.errors import InputFormatError
 from irgrid.index.format import (
     DOCS_ROW_GROUP,
     DOCS_SCHEMA,
-    FORWARD_PART_DOCS,
-    FORWARD_ROW_GROUP,
-    FORWARD_SCHEMA,
     POSITIONS_ENCODING,
     POSITIONS_ROW_GROUP,
     POSITIONS_SCHEMA,
@@ -273,11 +269,9 @@ def analyze_shard(
     tmp: str,
     analyzer: Analyzer,
     num_buckets: int,
-    forward_part_docs: int = FORWARD_PART_DOCS,
     run_tokens: int | None = None,
-    forward: bool = True,
 ) -> dict[str, int]:
-    """Analyse one document shard and write its token / forward / vocabulary / docs pieces.
+    """Analyse one document shard and write its token / vocabulary / docs pieces.
 
     Documents are taken in runs of about ``run_tokens`` words; each run's tokens
     are written per postings bucket as ``(term, docid, position)`` arrays in
@@ -290,7 +284,6 @@ def analyze_shard(
     pieces = Path(tmp) / "pieces"
     vocabulary = _worker_vocabulary(analyzer, num_buckets)
     seen = {"last_doc": np.full(max(len(vocabulary.terms), 1024), -1, dtype=np.int32)}
-    doc_runs = {"docids": [], "lengths": [], "terms": []}  # the forward index's pieces, if written
     doc_tables: list[pa.Table] = []
     totals = {"docs": 0, "tokens": 0, "postings": 0, "runs": 0}
 
@@ -315,10 +308,6 @@ def analyze_shard(
         del by_bucket, bucket_terms, bucket_docids, bucket_positions
         n = len(lengths)
         run_docids = np.arange(docid, docid + n, dtype=np.int32)
-        if forward:
-            doc_runs["docids"].append(run_docids)
-            doc_runs["lengths"].append(lengths)
-            doc_runs["terms"].append(terms)
         doc_tables.append(pa.Table.from_arrays(
             [pa.array(run_docids), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
              pa.array(unique_terms)],
@@ -345,21 +334,7 @@ def analyze_shard(
     if pending_docnos:
         index_run(pending_docnos, pending_texts)
 
-    # forward pieces, split at the fixed forward-part boundaries
-    if forward and doc_runs["docids"]:
-        f_docids = np.concatenate(doc_runs["docids"])
-        f_terms = np.concatenate(doc_runs["terms"])
-        f_offsets = np.zeros(len(f_docids) + 1, dtype=np.int64)
-        np.cumsum(np.concatenate(doc_runs["lengths"]), out=f_offsets[1:])
-        parts = f_docids // forward_part_docs
-        for part in np.unique(parts).tolist():
-            rows = np.flatnonzero(parts == part)
-            lo, hi = rows[0], rows[-1] + 1
-            _save_arrays(pieces / f"forward-{part:04d}" / f"shard-{shard:06d}.npz",
-                         docids=f_docids[lo:hi], offsets=f_offsets[lo:hi + 1] - f_offsets[lo],
-                         terms=f_terms[f_offsets[lo]:f_offsets[hi]])
-    # The shard's vocabulary (the terms it uses, with this worker's ids), per bucket; the
-    # bucket tasks hand the forward index its id maps (pieces/term-ids).
+    # The shard's vocabulary (the terms it uses, with this worker's ids), per bucket.
     used = np.flatnonzero(seen["last_doc"][: len(vocabulary.terms)] >= 0).astype(np.int32)
     used_terms = vocabulary.terms.take(pa.array(used))
     order, starts = counting_sort(vocabulary.term_buckets[used], num_buckets)
@@ -383,9 +358,9 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
     return pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
 
 
-def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = True) -> dict[str, int]:
+def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     """Sort the token pieces of one bucket into ``postings/`` and ``positions/bucket-XXXX.parquet`` and its
-    term statistics (``forward``: and hand the forward index its term id maps)."""
+    term statistics."""
     from .kernels import tokens_by_key
 
     tmp_path = Path(tmp)
@@ -417,11 +392,6 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list, forward: bool = Tru
             lut = tables[key] = grown
         lut[local] = pc.index_in(table.column("term"), value_set=bucket_terms).to_numpy().astype(np.int32)
         lookup[shard] = lut
-        if not forward:
-            continue
-        # for the forward index: the shard's local ids -> index among the bucket's terms
-        _save_arrays(tmp_path / "pieces" / "term-ids" / f"shard-{shard:06d}-bucket-{bucket:04d}.npz",
-                     local_ids=local.astype(np.int32), bucket_index=lut[local])
     num_terms = len(bucket_terms)
     piece_files = sorted(piece_dir.glob("shard-*-run-*.npz"))  # (shard, run) order = docid order
 
@@ -588,43 +558,6 @@ class _PostingsWriter:
             self.positions.__exit__(exc_type, exc, tb)
 
 
-def merge_forward(part: int, tmp: str, bucket_results: list[dict], terms_result=None) -> int:
-    """Write ``forward/part-XXXX.parquet`` (global term ids) from the pieces of the shards overlapping it."""
-    tmp_path = Path(tmp)
-    piece_dir = tmp_path / "pieces" / f"forward-{part:04d}"
-    # a term's id is its row in terms.parquet, where the buckets' terms follow each other
-    bucket_counts = {b["bucket"]: b["terms"] for b in bucket_results}
-    bucket_first_id = np.zeros(len(bucket_counts) + 1, dtype=np.int64)
-    np.cumsum([bucket_counts[b] for b in range(len(bucket_counts))], out=bucket_first_id[1:])
-    docids, offsets, terms = [], [np.zeros(1, dtype=np.int64)], []
-    base = 0
-    for f in sorted(piece_dir.glob("shard-*.npz")):  # shard order = docid order
-        shard = int(f.stem.split("-")[1])
-        arrays = _load_arrays(f)
-        global_ids = np.full(int(arrays["terms"].max()) + 1 if len(arrays["terms"]) else 0, -1, dtype=np.int32)
-        for ids_file in sorted((tmp_path / "pieces" / "term-ids").glob(f"shard-{shard:06d}-bucket-*.npz")):
-            bucket = int(ids_file.stem.rsplit("-", 1)[1])
-            ids = _load_arrays(ids_file)
-            inside = ids["local_ids"] < len(global_ids)
-            global_ids[ids["local_ids"][inside]] = bucket_first_id[bucket] + ids["bucket_index"][inside]
-        docids.append(arrays["docids"])
-        offsets.append(arrays["offsets"][1:] + base)
-        terms.append(global_ids[arrays["terms"]])
-        base += len(arrays["terms"])
-    table = pa.Table.from_arrays(
-        [
-            pa.array(np.concatenate(docids) if docids else np.zeros(0, np.int32), pa.int32()),
-            pa.ListArray.from_arrays(pa.array(np.concatenate(offsets).astype(np.int32)),
-                                     pa.array(np.concatenate(terms) if terms else np.zeros(0, np.int32), pa.int32())),
-        ],
-        schema=FORWARD_SCHEMA,
-    )
-    write_parquet(table, tmp_path / "forward" / f"part-{part:04d}.parquet", FORWARD_ROW_GROUP,
-                  sorting_columns=[pq.SortingColumn(0)], dictionary_columns=False)
-    shutil.rmtree(piece_dir, ignore_errors=True)
-    return table.num_rows
-
-
 def _string_hashes(strings: pa.Array) -> np.ndarray:
     from .kernels import hash_strings
 
@@ -673,9 +606,7 @@ def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
 def merge_terms(tmp: str, bucket_results: list) -> int:
     """Write ``terms.parquet`` from the buckets' term statistics: bucket after bucket, each sorted.
 
-    A term's row is its id; ids are known to each bucket task as soon as the
-    number of terms of the buckets before it is, so the forward index needs no
-    lookup of strings.
+    A term's row is its id: a bucket's terms follow those of the buckets before it.
     """
     tmp_path = Path(tmp)
     table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order

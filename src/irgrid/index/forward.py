@@ -1,0 +1,202 @@
+"""The forward index: each document's analysed terms in order, built from a postings index.
+
+Its own directory, made after the postings index by :func:`build_forward_index` for the indexes
+whose readers need it (the counting of axiom violations), so that the postings index is the same
+whoever reads it::
+
+    out_dir/
+      part-{i:04d}.parquet   docid: int32, terms: list<int32> (term ids, rows of the index's
+                             terms.parquet, in document order); FORWARD_PART_DOCS documents a part
+      stats.json             format_version, forward_part_docs, and the index's num_docs, num_terms,
+                             total_length and analyzer (the reader checks they match its index)
+
+The terms of a document in order are its tokens sorted by position: the index's positions count
+every token (stop words included), so a document's positions are distinct and follow the text.
+The build reads each postings bucket once, writes its tokens split by forward part, then sorts
+each part's tokens by (docid, position): no text is analysed again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from irgrid.errors import InputFormatError
+from irgrid.index.format import FORMAT_VERSION, FORWARD_PART_DOCS, FORWARD_ROW_GROUP, FORWARD_SCHEMA, write_parquet
+from irgrid.io import remove_dead_leftovers, temporary_name
+
+#: the keys of the index's stats.json a forward index copies: the reader refuses a forward index
+#: whose values differ from its index's (one built from another index: its term ids mean other terms)
+INDEX_IDENTITY = ("num_docs", "num_terms", "total_length", "analyzer")
+
+
+def forward_index_dir(index_dir: str | os.PathLike) -> Path:
+    """Where the forward index of ``index_dir`` is by default: ``results/{collection}/forward/{analyzer}``
+    for the index ``results/{collection}/index/{analyzer}`` (the workflow's layout)."""
+    index_dir = Path(index_dir)
+    return index_dir.parent.parent / "forward" / index_dir.name
+
+
+def _bucket_tokens(index_dir: Path, bucket: int, term_rows: np.ndarray, dfs: np.ndarray, pieces: Path,
+                   num_parts: int) -> None:
+    """Write the tokens of one postings bucket as ``(docid, position, term id)`` pieces, one per forward part."""
+    postings = pq.read_table(index_dir / "postings" / f"bucket-{bucket:04d}.parquet")
+    positions = pq.read_table(index_dir / "positions" / f"bucket-{bucket:04d}.parquet").column("position")
+    docids = postings.column("docid").to_numpy()
+    tfs = postings.column("tf").to_numpy()
+    if len(docids) != int(dfs.sum()) or len(positions) != int(tfs.sum()):  # pragma: no cover - a damaged index
+        raise InputFormatError(index_dir / "postings" / f"bucket-{bucket:04d}.parquet", None,
+                               "as many postings as the bucket's terms' df and positions as their tf",
+                               f"{len(docids)} postings, {len(positions)} positions")
+    token_docids = np.repeat(docids, tfs)
+    token_terms = np.repeat(np.repeat(term_rows.astype(np.int32), dfs), tfs)
+    token_positions = positions.to_numpy()
+    parts = token_docids // FORWARD_PART_DOCS
+    order = np.argsort(parts, kind="stable")
+    bounds = np.searchsorted(parts[order], np.arange(num_parts + 1))
+    for part in range(num_parts):
+        rows = order[bounds[part]:bounds[part + 1]]
+        if len(rows):
+            with open(pieces / f"part-{part:04d}" / f"bucket-{bucket:06d}.npz", "wb") as f:
+                np.savez(f, docids=token_docids[rows], positions=token_positions[rows], terms=token_terms[rows])
+
+
+def _write_part(out: Path, part: int, num_docs: int, pieces: Path) -> None:
+    """Sort one part's tokens by (docid, position) into ``part-XXXX.parquet``, a row per document."""
+    first = part * FORWARD_PART_DOCS
+    count = min(FORWARD_PART_DOCS, num_docs - first) if num_docs else 0
+    docids, positions, terms = [], [], []
+    for f in sorted((pieces / f"part-{part:04d}").glob("bucket-*.npz")):
+        with np.load(f) as arrays:
+            docids.append(arrays["docids"])
+            positions.append(arrays["positions"])
+            terms.append(arrays["terms"])
+    docids = np.concatenate(docids) if docids else np.zeros(0, np.int32)
+    positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
+    terms = np.concatenate(terms) if terms else np.zeros(0, np.int32)
+    order = np.lexsort((positions, docids))
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(docids - first, minlength=count), out=offsets[1:])
+    table = pa.Table.from_arrays(
+        [
+            pa.array(np.arange(first, first + count, dtype=np.int32), pa.int32()),
+            pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(terms[order], pa.int32())),
+        ],
+        schema=FORWARD_SCHEMA,
+    )
+    write_parquet(table, out / f"part-{part:04d}.parquet", FORWARD_ROW_GROUP,
+                  sorting_columns=[pq.SortingColumn(0)], dictionary_columns=False)
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    """Move the finished ``tmp`` to ``out_dir``, replacing a previous forward index."""
+    if out_dir.exists() or out_dir.is_symlink():
+        old = temporary_name(out_dir, "old")
+        os.rename(out_dir, old)
+        os.rename(tmp, out_dir)
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
+    else:
+        os.rename(tmp, out_dir)
+
+
+def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike, workers: int = 1) -> dict[str, Any]:
+    """Write the forward index of the postings index ``index_dir`` to ``out_dir``; returns its stats.
+
+    ``out_dir``: where :class:`irgrid.index.IndexReader` looks by default is
+    :func:`forward_index_dir` of ``index_dir`` (the workflow's layout). ``workers``: threads (the reading, the
+    splitting and the sorting are numpy and Arrow, which release the GIL). A bucket's tokens and
+    then a part's are in memory at a time. Written to a temporary directory beside ``out_dir`` and
+    renamed to it at the end, so a killed build leaves no half forward index.
+    """
+    from irgrid.index.reader import IndexReader
+
+    index = IndexReader(index_dir)
+    index_dir = index.path.resolve()
+    out_dir = Path(out_dir).resolve()
+    num_docs = index.num_docs
+    num_parts = max(1, -(-num_docs // FORWARD_PART_DOCS))
+    terms = pq.read_table(index_dir / "terms.parquet", columns=["df", "bucket"])
+    term_buckets = terms.column("bucket").to_numpy()
+    dfs = terms.column("df").to_numpy()
+    # a bucket's terms are consecutive rows of terms.parquet, in the order of its postings
+    term_order = np.argsort(term_buckets, kind="stable")
+    bucket_bounds = np.searchsorted(term_buckets[term_order], np.arange(index.num_buckets + 1))
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    remove_dead_leftovers(out_dir)  # what a killed build of this forward index left
+    tmp = temporary_name(out_dir)
+    try:
+        pieces = tmp / "pieces"
+        for part in range(num_parts):
+            (pieces / f"part-{part:04d}").mkdir(parents=True)
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            list(pool.map(
+                lambda b: _bucket_tokens(index_dir, b, term_order[bucket_bounds[b]:bucket_bounds[b + 1]],
+                                         dfs[term_order[bucket_bounds[b]:bucket_bounds[b + 1]]], pieces, num_parts),
+                range(index.num_buckets)))
+            list(pool.map(lambda p: _write_part(tmp, p, num_docs, pieces), range(num_parts)))
+        shutil.rmtree(pieces)
+        stats = {"format_version": FORMAT_VERSION, "forward_part_docs": FORWARD_PART_DOCS,
+                 **{key: index.stats[key] for key in INDEX_IDENTITY}}
+        with open(tmp / "stats.json", "w", encoding="utf-8") as f:
+            json.dump(stats, f, sort_keys=True, indent=2, ensure_ascii=False)
+            f.write("\n")
+        _install(tmp, out_dir)
+        return stats
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+class ForwardIndex:
+    """Reads a forward index: the terms of documents in order, as ids or (with the vocabulary) strings.
+
+    ``index_stats``: the stats of the postings index whose term ids it holds; a forward index built
+    from another index (other stats) is refused naming its stats.json.
+    """
+
+    def __init__(self, path: str | os.PathLike, index_stats: dict | None = None):
+        self.path = Path(path)
+        stats_path = self.path / "stats.json"
+        if not stats_path.is_file():
+            raise InputFormatError(self.path, None, "a forward index directory with stats.json (irgrid forward-index, "
+                                   "irgrid.index.forward.build_forward_index)", "no stats.json")
+        with open(stats_path, encoding="utf-8") as f:
+            self.stats: dict = json.load(f)
+        if self.stats.get("format_version") != FORMAT_VERSION:
+            raise InputFormatError(stats_path, None, f"format_version {FORMAT_VERSION}",
+                                   repr(self.stats.get("format_version")))
+        if index_stats is not None:
+            differ = [key for key in INDEX_IDENTITY if self.stats.get(key) != index_stats.get(key)]
+            if differ:
+                raise InputFormatError(stats_path, None, "the forward index of the index it is read with (same "
+                                       + ", ".join(INDEX_IDENTITY) + "): rebuild it with irgrid forward-index",
+                                       ", ".join(f"{key} {self.stats.get(key)!r} (index: {index_stats.get(key)!r})"
+                                                 for key in differ))
+        self.num_docs = int(self.stats["num_docs"])
+        self.part_docs = int(self.stats["forward_part_docs"])
+
+    def read(self, docids) -> pa.Table:
+        """The rows (``docid``, ``terms``: term ids in order) of the distinct docids given, part after part."""
+        docids = [int(d) for d in docids]
+        for d in docids:
+            if not 0 <= d < self.num_docs:
+                raise IndexError(f"docid {d} out of range 0..{self.num_docs - 1}")
+        by_part: dict[int, list[int]] = {}
+        for d in dict.fromkeys(docids):
+            by_part.setdefault(d // self.part_docs, []).append(d)
+        tables = [pq.read_table(self.path / f"part-{part:04d}.parquet", filters=[("docid", "in", by_part[part])],
+                                schema=FORWARD_SCHEMA)
+                  for part in sorted(by_part)]
+        return pa.concat_tables(tables) if tables else FORWARD_SCHEMA.empty_table()
