@@ -23,13 +23,14 @@ the sha256 of every file of the index: every configuration must write the same b
 
 The cost model (printed, and written down in docs/scale.md): the build is split into the driver's
 serial head (input sizing, the graph) and tail (stats, removing the pieces, installing the index),
-and per-task durations by phase (analyze per shard, postings per bucket, docs, terms, forward per
-part) with the phases' dependencies (buckets and docs after every shard; terms and forward parts
-after every bucket). The wall time on W workers is predicted by list-scheduling the measured task
-durations on W workers (plus the measured gap between two tasks on a worker: the scheduler's
-overhead per task) and adding head and tail. The model is checked by predicting the 2-worker build
-from the 1-worker one; the slowdown of the tasks themselves when two run at once (shared CPU caches,
-memory bandwidth, the page cache and disk) is the measured contention factor.
+and per-task durations by phase (analyze per shard, postings per bucket, docs, terms; forward per
+part in builds from before the forward index became its own output) with the phases' dependencies
+(buckets and docs after every shard; terms and forward parts after every bucket). The wall time on W
+workers is predicted by list-scheduling the measured task durations on W workers (plus the measured
+gap between two tasks on a worker: the scheduler's overhead per task) and adding head and tail. The
+model is checked by predicting the 2-worker build from the 1-worker one; the slowdown of the tasks
+themselves when two run at once (shared CPU caches, memory bandwidth, the page cache and disk) is
+the measured contention factor.
 """
 
 from __future__ import annotations

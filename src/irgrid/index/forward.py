@@ -12,8 +12,9 @@ whoever reads it::
 
 The terms of a document in order are its tokens sorted by position: the index's positions count
 every token (stop words included), so a document's positions are distinct and follow the text.
-The build reads each postings bucket once, writes its tokens split by forward part, then sorts
-each part's tokens by (docid, position): no text is analysed again.
+The build reads each postings bucket once, splits its tokens by forward part (kept in memory when
+there is one part, else written to piece files), then sorts each part's tokens by (docid, position):
+no text is analysed again.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def forward_index_dir(index_dir: str | os.PathLike) -> Path:
     return index_dir.parent.parent / "forward" / index_dir.name
 
 
-def _bucket_tokens(index_dir: Path, bucket: int, term_rows: np.ndarray, dfs: np.ndarray, pieces: Path,
-                   num_parts: int) -> None:
-    """Write the tokens of one postings bucket as ``(docid, position, term id)`` pieces, one per forward part."""
+def _bucket_tokens(index_dir: Path, bucket: int, term_rows: np.ndarray, dfs: np.ndarray, num_parts: int,
+                   pieces: Path | None) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The tokens of one postings bucket as ``(docids, positions, term ids)`` per forward part: written to
+    ``pieces`` (``{}`` returned), or returned when ``pieces`` is None."""
     postings = pq.read_table(index_dir / "postings" / f"bucket-{bucket:04d}.parquet")
     positions = pq.read_table(index_dir / "positions" / f"bucket-{bucket:04d}.parquet").column("position")
     docids = postings.column("docid").to_numpy()
@@ -59,30 +61,43 @@ def _bucket_tokens(index_dir: Path, bucket: int, term_rows: np.ndarray, dfs: np.
     token_docids = np.repeat(docids, tfs)
     token_terms = np.repeat(np.repeat(term_rows.astype(np.int32), dfs), tfs)
     token_positions = positions.to_numpy()
-    parts = token_docids // FORWARD_PART_DOCS
-    order = np.argsort(parts, kind="stable")
-    bounds = np.searchsorted(parts[order], np.arange(num_parts + 1))
-    for part in range(num_parts):
-        rows = order[bounds[part]:bounds[part + 1]]
-        if len(rows):
-            with open(pieces / f"part-{part:04d}" / f"bucket-{bucket:06d}.npz", "wb") as f:
-                np.savez(f, docids=token_docids[rows], positions=token_positions[rows], terms=token_terms[rows])
+    if num_parts == 1:
+        by_part = {0: (token_docids, token_positions, token_terms)}
+    else:
+        parts = token_docids // FORWARD_PART_DOCS
+        order = np.argsort(parts, kind="stable")
+        bounds = np.searchsorted(parts[order], np.arange(num_parts + 1))
+        by_part = {}
+        for part in range(num_parts):
+            rows = order[bounds[part]:bounds[part + 1]]
+            if len(rows):
+                by_part[part] = (token_docids[rows], token_positions[rows], token_terms[rows])
+    if pieces is None:
+        return by_part
+    for part, (part_docids, part_positions, part_terms) in by_part.items():
+        with open(pieces / f"part-{part:04d}" / f"bucket-{bucket:06d}.npz", "wb") as f:
+            np.savez(f, docids=part_docids, positions=part_positions, terms=part_terms)
+    return {}
 
 
-def _write_part(out: Path, part: int, num_docs: int, pieces: Path) -> None:
-    """Sort one part's tokens by (docid, position) into ``part-XXXX.parquet``, a row per document."""
-    first = part * FORWARD_PART_DOCS
-    count = min(FORWARD_PART_DOCS, num_docs - first) if num_docs else 0
-    docids, positions, terms = [], [], []
+def _load_pieces(pieces: Path, part: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    loaded = []
     for f in sorted((pieces / f"part-{part:04d}").glob("bucket-*.npz")):
         with np.load(f) as arrays:
-            docids.append(arrays["docids"])
-            positions.append(arrays["positions"])
-            terms.append(arrays["terms"])
-    docids = np.concatenate(docids) if docids else np.zeros(0, np.int32)
-    positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
-    terms = np.concatenate(terms) if terms else np.zeros(0, np.int32)
-    order = np.lexsort((positions, docids))
+            loaded.append((arrays["docids"], arrays["positions"], arrays["terms"]))
+    return loaded
+
+
+def _write_part(out: Path, part: int, num_docs: int, tokens: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """Sort one part's tokens (``(docids, positions, term ids)`` pieces) by (docid, position) into
+    ``part-XXXX.parquet``, a row per document."""
+    first = part * FORWARD_PART_DOCS
+    count = min(FORWARD_PART_DOCS, num_docs - first) if num_docs else 0
+    docids = np.concatenate([t[0] for t in tokens]) if tokens else np.zeros(0, np.int32)
+    positions = np.concatenate([t[1] for t in tokens]) if tokens else np.zeros(0, np.int32)
+    terms = np.concatenate([t[2] for t in tokens]) if tokens else np.zeros(0, np.int32)
+    # (docid, position) is unique: any sort of one int64 key gives the one order, cheaper than a lexsort
+    order = np.argsort(((docids.astype(np.int64) - first) << 32) | positions.astype(np.int64))
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(np.bincount(docids - first, minlength=count), out=offsets[1:])
     table = pa.Table.from_arrays(
@@ -137,16 +152,23 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
     remove_dead_leftovers(out_dir)  # what a killed build of this forward index left
     tmp = temporary_name(out_dir)
     try:
-        pieces = tmp / "pieces"
-        for part in range(num_parts):
+        tmp.mkdir()
+        # one part (up to FORWARD_PART_DOCS documents): its tokens stay in memory, as its sort holds them
+        # all anyway; several: each bucket's tokens go to piece files per part, read back part by part
+        pieces = tmp / "pieces" if num_parts > 1 else None
+        for part in range(num_parts if pieces else 0):
             (pieces / f"part-{part:04d}").mkdir(parents=True)
+
+        def bucket_tokens(bucket: int):
+            rows = term_order[bucket_bounds[bucket]:bucket_bounds[bucket + 1]]
+            return _bucket_tokens(index_dir, bucket, rows, dfs[rows], num_parts, pieces)
+
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            list(pool.map(
-                lambda b: _bucket_tokens(index_dir, b, term_order[bucket_bounds[b]:bucket_bounds[b + 1]],
-                                         dfs[term_order[bucket_bounds[b]:bucket_bounds[b + 1]]], pieces, num_parts),
-                range(index.num_buckets)))
-            list(pool.map(lambda p: _write_part(tmp, p, num_docs, pieces), range(num_parts)))
-        shutil.rmtree(pieces)
+            in_memory = [tokens[0] for tokens in pool.map(bucket_tokens, range(index.num_buckets)) if tokens]
+            list(pool.map(lambda p: _write_part(tmp, p, num_docs, _load_pieces(pieces, p) if pieces else in_memory),
+                          range(num_parts)))
+        if pieces:
+            shutil.rmtree(pieces)
         stats = {"format_version": FORMAT_VERSION, "forward_part_docs": FORWARD_PART_DOCS,
                  **{key: index.stats[key] for key in INDEX_IDENTITY}}
         with open(tmp / "stats.json", "w", encoding="utf-8") as f:
