@@ -130,8 +130,8 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
 
     ``out_dir``: where :class:`irgrid.index.IndexReader` looks by default is
     :func:`forward_index_dir` of ``index_dir`` (the workflow's layout). ``workers``: threads (the reading, the
-    splitting and the sorting are numpy and Arrow, which release the GIL). A bucket's tokens and
-    then a part's are in memory at a time. Written to a temporary directory beside ``out_dir`` and
+    splitting and the sorting are numpy and Arrow, which release the GIL). Each thread holds a
+    bucket's tokens, then a part's (at most FORWARD_PART_DOCS documents'). Written to a temporary directory beside ``out_dir`` and
     renamed to it at the end, so a killed build leaves no half forward index.
     """
     from irgrid.index.reader import IndexReader
