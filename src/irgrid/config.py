@@ -23,6 +23,7 @@ import yaml
 from .errors import ConfigError
 from .experiment_checks import check_querysets, check_title
 from .grid import encode_point, expand_grid
+from .measure_names import canonical_measures
 from .models import get_model
 from .querysets import base_queryset, check_queryset_name
 from .schema_errors import describe_schema_error
@@ -389,33 +390,6 @@ def _is_tie_aware(name: str) -> bool:
     from .ties import is_tie_aware_name
 
     return is_tie_aware_name(name)
-
-
-def canonical_measures(names, where: str) -> list[str]:
-    """Measure names as ir-measures writes them ('NDCG@10' -> 'nDCG@10').
-
-    Evaluation files store ir-measures' own spelling; tables look measures up by
-    name, so every name in the config is normalised once, here, and a name
-    ir-measures cannot parse stops the run before any job starts. Tie-aware names (``E[AP]``,
-    ``tied_relevant@10``) are irgrid.ties' own, evaluated from the runs' scores.
-    """
-    import ir_measures  # imported late: only here and in irgrid.evaluate
-
-    from .ties import canonical_name, is_tie_aware_name
-
-    canonical = []
-    for name in names:
-        if is_tie_aware_name(name):
-            try:
-                canonical.append(canonical_name(name))
-            except ConfigError as error:
-                raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
-            continue
-        try:
-            canonical.append(str(ir_measures.parse_measure(name)))
-        except Exception as error:  # ir-measures raises several types for a bad name
-            raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
-    return canonical
 
 
 def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:

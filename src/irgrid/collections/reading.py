@@ -14,23 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigError
+from .dependency_parse import Parse
+from .records import Document, Qrel, Query
 
-if TYPE_CHECKING:  # the entry type only annotates; spec.py imports the registry of formats
-    from .dependency_parse import Parse
-    from .records import Document, Qrel, Query
-    from .spec import CollectionSpec
-
+# A reader's first argument is the registry entry (spec.CollectionSpec, which imports the registry
+# of formats, so it is not named here).
 Files = Mapping[str, Path]
-DocumentReader = Callable[["CollectionSpec", Files], Iterator["Document"]]
-QueryReader = Callable[["CollectionSpec", Files], Iterator["Query"]]
+DocumentReader = Callable[[Any, Files], Iterator[Document]]
+QueryReader = Callable[[Any, Files], Iterator[Query]]
 #: ``numeric_docnos``: the documents' format writes docnos as numbers (``001`` is ``1``), so
 #: judgements naming them are read the same way.
-QrelsReader = Callable[["CollectionSpec", Files, bool], Iterator["Qrel"]]
+QrelsReader = Callable[[Any, Files, bool], Iterator[Qrel]]
 #: ``(kind, id, parse)``, kind ``"query"`` or ``"document"``: parses the files carry.
-ParseReader = Callable[["CollectionSpec", Files], Iterator[tuple[str, str, "Parse"]]]
+ParseReader = Callable[[Any, Files], Iterator[tuple[str, str, Parse]]]
 
 
 @dataclass(frozen=True)
