@@ -26,9 +26,9 @@ from irgrid.collections import (
     write_qrels,
     write_topics,
 )
+from irgrid.collections.answer_tsv import DEFAULT_COLUMNS, answer_tsv_statistics, iter_answer_tsv_pairs
+from irgrid.collections.trecqa import SplitStatistics, sentence_docno
 from irgrid.errors import ConfigError, InputFormatError
-from irgrid.sentences.answer_tsv import DEFAULT_COLUMNS, answer_tsv_statistics, iter_answer_tsv_pairs
-from irgrid.sentences.trecqa import SplitStatistics, sentence_docno
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "config" / "collections.yaml"

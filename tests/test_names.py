@@ -18,12 +18,12 @@ import pytest
 import yaml
 from test_errors import ANALYZER, EXPERIMENT
 
+from irgrid.collections.answer_tsv import iter_answer_tsv_queries
 from irgrid.collections.local import iter_local_documents, iter_local_queries
 from irgrid.collections.squad import iter_squad_queries
+from irgrid.collections.trecqa import iter_trecqa_queries
 from irgrid.config import SAFE_NAME, check_name, load_config
 from irgrid.errors import ConfigError, InputFormatError
-from irgrid.sentences.answer_tsv import iter_answer_tsv_queries
-from irgrid.sentences.trecqa import iter_trecqa_queries
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "config" / "collections.yaml"

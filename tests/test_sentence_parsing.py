@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from irgrid.collections.dependency_parse import Parse
 from irgrid.errors import InputFormatError
 from irgrid.parsing.pipeline import ParserNotInstalled
 from irgrid.sentences import parsing
-from irgrid.sentences.parse import Parse
 from irgrid.sentences.parsing import (
     CARRIED,
     PARSES_SCHEMA,

@@ -7,11 +7,11 @@ import hashlib
 import pandas as pd
 import pytest
 
+from irgrid.collections.trecqa import iter_trecqa_documents, iter_trecqa_parses, iter_trecqa_qrels
 from irgrid.evaluate import RunEvaluator, write_evaluation
 from irgrid.retrieve import retrieve_grid
 from irgrid.sentences.features import SentenceParses
 from irgrid.sentences.protocol import judged_topics, mixed_qids
-from irgrid.sentences.trecqa import iter_trecqa_documents, iter_trecqa_parses, iter_trecqa_qrels
 from irgrid.tables import TableSpec, load_cells, subset_qids, summarise
 from tiny_index import TinyIndex
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irgrid.sentences.parse import Parse, ParseError
+from irgrid.collections.dependency_parse import Parse, ParseError
 from irgrid.sentences.tree import (
     ACROSS_TREES,
     GroupValues,

@@ -32,9 +32,8 @@ from irgrid.collections import (
     write_qrels,
     write_topics,
 )
-from irgrid.errors import ConfigError, InputFormatError
-from irgrid.sentences.parse import Parse
-from irgrid.sentences.trecqa import (
+from irgrid.collections.dependency_parse import Parse
+from irgrid.collections.trecqa import (
     SentenceDocnos,
     SplitStatistics,
     iter_trecqa_collection,
@@ -43,6 +42,7 @@ from irgrid.sentences.trecqa import (
     sentence_docno,
     trecqa_statistics,
 )
+from irgrid.errors import ConfigError, InputFormatError
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "config" / "collections.yaml"

@@ -189,15 +189,15 @@ QUERY_PARSES = "queries.parquet"
 def cmd_parse_sentences(args) -> None:
     import pandas as pd
 
+    from .collections.formats import FORMATS
     from .collections.readers import iter_queries
     from .sentences.parsing import parse_document_shards, parse_topic_sentences, write_parses
 
     spec, files = _collection(args)
     carried = {"document": {}, "query": {}}
-    if spec.format == "trecqa":  # the format that comes with a parse of every sentence and question
-        from .sentences.trecqa import iter_trecqa_parses
-
-        for kind, key, parse in iter_trecqa_parses(files, spec.encoding):
+    read_parses = FORMATS[spec.format].parses  # a format may carry a parse of every sentence and question
+    if read_parses:
+        for kind, key, parse in read_parses(spec, files):
             carried[kind][key] = parse
     kwargs = {"pipeline": args.pipeline} if args.pipeline else {}
     parse_document_shards(args.docs, args.out, carried=carried["document"], workers=args.workers, **kwargs)

@@ -23,8 +23,10 @@ import yaml
 from .errors import ConfigError
 from .experiment_checks import check_querysets, check_title
 from .grid import encode_point, expand_grid
+from .measure_names import canonical_measures
 from .models import get_model
 from .querysets import base_queryset, check_queryset_name
+from .schema_errors import describe_schema_error
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -61,31 +63,6 @@ def validate(data: Any, schema_name: str, source: str) -> Any:
     if errors:
         raise ConfigError(f"{source}: {describe_schema_error(errors[0])}")
     return data
-
-
-def describe_schema_error(error: jsonschema.ValidationError) -> str:
-    """One line saying where a schema violation is and what was expected.
-
-    An unknown key gets the closest known keys (``did you mean 'num_shards'?``); a value that fits
-    none of several alternatives (``oneOf``) is described by the alternative it came closest to,
-    e.g. ``[] should be non-empty`` for an empty grid list.
-    """
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        # The alternative whose type the value has says what is wrong with it ("[] should be
-        # non-empty"), not the one of another type ("[] is not of type 'number'").
-        right_type = [e for e in error.context if e.validator != "type"]
-        error = jsonschema.exceptions.best_match(right_type or error.context)
-    where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        known = list(error.schema.get("properties", {}))
-        unknown = [key for key in error.instance if key not in known]
-        if unknown and known:
-            key = unknown[0]
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            place = "top-level key" if not error.absolute_path else f"key at {where!r}:"
-            return f"unknown {place} {key!r} ({hint}known keys: {', '.join(known)})"
-    return f"invalid value at {where!r}: {error.message}"
 
 
 #: What a name that reaches a path or a job name may hold: it becomes a directory in
@@ -413,33 +390,6 @@ def _is_tie_aware(name: str) -> bool:
     from .ties import is_tie_aware_name
 
     return is_tie_aware_name(name)
-
-
-def canonical_measures(names, where: str) -> list[str]:
-    """Measure names as ir-measures writes them ('NDCG@10' -> 'nDCG@10').
-
-    Evaluation files store ir-measures' own spelling; tables look measures up by
-    name, so every name in the config is normalised once, here, and a name
-    ir-measures cannot parse stops the run before any job starts. Tie-aware names (``E[AP]``,
-    ``tied_relevant@10``) are irgrid.ties' own, evaluated from the runs' scores.
-    """
-    import ir_measures  # imported late: only here and in irgrid.evaluate
-
-    from .ties import canonical_name, is_tie_aware_name
-
-    canonical = []
-    for name in names:
-        if is_tie_aware_name(name):
-            try:
-                canonical.append(canonical_name(name))
-            except ConfigError as error:
-                raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
-            continue
-        try:
-            canonical.append(str(ir_measures.parse_measure(name)))
-        except Exception as error:  # ir-measures raises several types for a bad name
-            raise ConfigError(f"{where}: unknown evaluation measure {name!r} ({error})") from None
-    return canonical
 
 
 def model_points(model: Mapping[str, Any]) -> list[dict[str, float]]:

@@ -13,11 +13,11 @@ Reader modules, one per layout: :mod:`.smart` (SMART/Glasgow ``.I``/``.T``/``.W`
 :mod:`.npl` (``/``-terminated NPL records), :mod:`.qrels` (line-per-judgement qrels),
 :mod:`.trec` (TREC SGML documents and topics), :mod:`.html_files` (HTML pages, one file or a
 tar archive of them, as Anserini's HtmlCollection reads them), :mod:`.local` (JSONL/TSV), :mod:`.squad`
-(SQuAD-format reading-comprehension JSON: paragraphs as documents), :mod:`.irds` (ir_datasets).
-The answer-sentence formats live with the sentence code: :mod:`irgrid.sentences.trecqa`
-(``trecqa``: TrecQA pseudo-XML with its dependency parses) and
-:mod:`irgrid.sentences.answer_tsv` (``answer_tsv``: WikiQA-style TSV); their documents are the
-candidate sentences, deduplicated, with docnos made from the text.
+(SQuAD-format reading-comprehension JSON: paragraphs as documents), :mod:`.irds` (ir_datasets),
+:mod:`.trecqa` (``trecqa``: TrecQA pseudo-XML with its dependency parses,
+:mod:`.dependency_parse`) and :mod:`.answer_tsv` (``answer_tsv``: WikiQA-style TSV), whose
+documents are the candidate sentences, deduplicated, with docnos made from the text. Each module
+registers its format names (:mod:`.reading` says what a format is; :mod:`.formats` is the registry).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputFormatError
+from .reading import Format, role_path
 from .records import Document, located
 from .textio import check_identifier, iter_files, open_binary, read_compressed_error
 
@@ -189,3 +190,11 @@ def iter_html_documents(path: str | os.PathLike, encoding: str = "utf-8") -> Ite
             yield from _iter_archive(file_path, encoding)
         else:
             yield _document(_read_page(file_path), file_path.name, str(file_path), encoding)
+
+
+def _documents(spec, files):
+    return iter_html_documents(role_path(spec, files, "docs"), spec.encoding)
+
+
+# HTML pages carry no topics: TREC topics and qrels are what an HTML collection most often comes with.
+FORMATS = {"html": Format(documents=_documents, queries_format="trec", qrels_format="trec")}

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .qrels import map_relevance
+from .reading import Format
 from .records import Document, Qrel, Query
 from .textio import check_identifier, normalize_numeric_id
 
@@ -62,3 +63,19 @@ def iter_irds_qrels(dataset_id: str, relevance: Mapping[int, int] | None = None)
         line = f"{record.query_id} {record.doc_id} {record.relevance}"
         yield Qrel(normalize_numeric_id(str(record.query_id)), str(record.doc_id),
                    map_relevance(raw, relevance, source, index, line))
+
+
+def _documents(spec, files):
+    return iter_irds_documents(spec.irds_id)
+
+
+def _queries(spec, files):
+    return iter_irds_queries(spec.irds_id)
+
+
+def _qrels(spec, files, numeric_docnos):
+    return iter_irds_qrels(spec.irds_id, spec.relevance)
+
+
+FORMATS = {"ir_datasets": Format(documents=_documents, queries=_queries, qrels=_qrels, qrels_format="ir_datasets",
+                                 querysets={"text": None})}

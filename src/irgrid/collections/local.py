@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputFormatError
+from .reading import Format, role_path
 from .records import Document, Query, located
 from .textio import check_identifier, is_encodable_text, iter_files, iter_lines, normalize_numeric_id
 
@@ -148,3 +149,17 @@ def iter_local_queries(path: str | os.PathLike, layout: str = "jsonl", id_field:
         records = _iter_tsv_records(Path(path), "qid", QID_KEYS, encoding)
     for qid, fields, line_no in records:
         yield located(Query(normalize_numeric_id(qid), fields), path, line_no, written_id=qid)
+
+
+def _format(layout: str, querysets) -> Format:
+    def documents(spec, files):
+        return iter_local_documents(role_path(spec, files, "docs"), layout, spec.docno_field, spec.encoding)
+
+    def queries(spec, files):
+        return iter_local_queries(role_path(spec, files, "queries"), layout, spec.qid_field, spec.encoding)
+
+    return Format(documents=documents, queries=queries, qrels_format="trec", querysets=querysets)
+
+
+# A TSV's text is its ``text`` column; a JSON object's every field, in order.
+FORMATS = {"jsonl": _format("jsonl", {"text": None}), "tsv": _format("tsv", {"text": ("text",)})}

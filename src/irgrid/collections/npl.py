@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from ..errors import InputFormatError
 from .qrels import map_relevance
+from .reading import Format, role_path
 from .records import Document, Qrel, Query, located
 from .textio import iter_lines, normalize_numeric_id
 
@@ -89,3 +90,19 @@ def iter_npl_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None 
                                            found=line)
                 graded = map_relevance(1, relevance, path, line_no, line)
                 yield Qrel(record.record_id, normalize_numeric_id(token), graded)
+
+
+def _documents(spec, files):
+    return iter_npl_documents(role_path(spec, files, "docs"), spec.encoding)
+
+
+def _queries(spec, files):
+    return iter_npl_queries(role_path(spec, files, "queries"), spec.encoding)
+
+
+def _qrels(spec, files, numeric_docnos):
+    return iter_npl_qrels(role_path(spec, files, "qrels"), spec.relevance, spec.encoding)
+
+
+FORMATS = {"npl": Format(documents=_documents, queries=_queries, qrels=_qrels, qrels_format="npl",
+                         querysets={"text": ("text",)}, numeric_docnos=True)}

@@ -17,9 +17,10 @@ look at judged documents only. Blank lines are skipped (CISI.REL ends with one).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ..errors import InputFormatError
+from .reading import Format, role_path
 from .records import Qrel
 from .textio import check_visible_identifier, iter_lines, normalize_numeric_id
 
@@ -113,17 +114,17 @@ def iter_trec_qrels(path: str | os.PathLike, relevance: Mapping[int, int] | None
         yield Qrel(normalize_numeric_id(columns[0]), docno, map_relevance(raw, relevance, path, line_no, line))
 
 
-def qrels_reader(layout: str) -> Callable[..., Iterator[Qrel]]:
-    """The reader function for a ``qrels_format`` name (``npl`` included)."""
-    from .npl import iter_npl_qrels  # npl imports this module; import late to avoid a cycle
+def _layout(reader) -> Format:
+    def qrels(spec, files, numeric_docnos):
+        return reader(role_path(spec, files, "qrels"), spec.relevance, spec.encoding)
 
-    readers = {
-        "cranfield": iter_cranfield_qrels,
-        "smart": iter_smart_qrels,
-        "trec": iter_trec_qrels,
-        "npl": iter_npl_qrels,
-    }
-    try:
-        return readers[layout]
-    except KeyError:
-        raise ValueError(f"unknown qrels layout {layout!r}; known: {sorted(readers)}") from None
+    return Format(qrels=qrels)
+
+
+def _trec(spec, files, numeric_docnos):
+    # The numbered Glasgow collections (MED.REL) write docnos as numbers, like their docs.
+    return iter_trec_qrels(role_path(spec, files, "qrels"), spec.relevance, spec.encoding, numeric_docnos=numeric_docnos)
+
+
+# The line-per-judgement layouts (npl's is registered by its own module).
+FORMATS = {"cranfield": _layout(iter_cranfield_qrels), "smart": _layout(iter_smart_qrels), "trec": Format(qrels=_trec)}

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..errors import InputFormatError
+from .reading import Format, role_path
 from .records import Document, Query, located
 from .textio import iter_lines, normalize_numeric_id
 
@@ -110,3 +111,15 @@ def iter_smart_queries(path: str | os.PathLike, query_id: str = "record",
         else:
             yield located(Query(normalize_numeric_id(record.record_id), record.fields), path, record.line_no,
                           written_id=record.record_id)
+
+
+def _documents(spec, files):
+    return iter_smart_documents(role_path(spec, files, "docs"), spec.encoding)
+
+
+def _queries(spec, files):
+    return iter_smart_queries(role_path(spec, files, "queries"), spec.query_id, spec.encoding)
+
+
+# SMART files number their records: judgements naming them are read as numbers too.
+FORMATS = {"smart": Format(documents=_documents, queries=_queries, querysets={"text": ("W",)}, numeric_docnos=True)}

@@ -19,34 +19,16 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..schema_errors import describe_schema_error
+from .answer_tsv import DEFAULT_COLUMNS as ANSWER_TSV_DEFAULT_COLUMNS
+from .formats import BUNDLED_FORMATS, DOCUMENT_FORMATS, QRELS_FORMATS, QUERY_FORMATS, default_qrels_format, default_queries_format
+from .formats import FORMATS as FORMAT_REGISTRY
 
-FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv", "html")
-QUERIES_FORMATS = ("smart", "npl", "trec", "jsonl", "tsv", "ir_datasets", "squad", "trecqa", "answer_tsv")
-QRELS_FORMATS = ("cranfield", "smart", "trec", "npl", "ir_datasets", "squad", "trecqa", "answer_tsv")
-# Formats whose every file holds documents, queries and qrels together (read by role, each
-# role's questions a query set): format, queries_format and qrels_format are all the same one.
-BUNDLED_FORMATS = ("squad", "trecqa", "answer_tsv")
+# The registry's format names and what each implies (defaults, bundled files): :mod:`.formats`.
+FORMATS = DOCUMENT_FORMATS
+QUERIES_FORMATS = QUERY_FORMATS
 # answer_tsv: what is read -> header name (WikiQA's), overridden by the entry's ``columns``.
-ANSWER_TSV_COLUMNS = {"qid": "QuestionID", "question": "Question", "sentence": "Sentence", "label": "Label"}
-
-# What each documents format implies for topics and qrels when the entry does not say. HTML pages
-# carry no topics: TREC topics and qrels are what an HTML collection most often comes with.
-_DEFAULT_QUERIES_FORMAT = {**{fmt: fmt for fmt in FORMATS}, "html": "trec"}
-_DEFAULT_QRELS_FORMAT = {"npl": "npl", "trec": "trec", "jsonl": "trec", "tsv": "trec", "ir_datasets": "ir_datasets",
-                         "html": "trec", **{fmt: fmt for fmt in BUNDLED_FORMATS}}
-
-# Query sets when the entry names none. None as the field list means "every field of the
-# query in source order". SQuAD, TrecQA and answer-TSV files have one query set per file,
-# named by its role (see CollectionSpec.from_dict).
-_DEFAULT_QUERYSETS: dict[str, dict[str, tuple[str, ...] | None]] = {
-    "smart": {"text": ("W",)},
-    "npl": {"text": ("text",)},
-    "trec": {"title": ("title",), "desc": ("desc",), "title_desc": ("title", "desc"),
-             "title_desc_narr": ("title", "desc", "narr")},
-    "tsv": {"text": ("text",)},
-    "jsonl": {"text": None},
-    "ir_datasets": {"text": None},
-}
+ANSWER_TSV_COLUMNS = ANSWER_TSV_DEFAULT_COLUMNS
 
 SCHEMA_RELATIVE_PATH = Path("workflow") / "schemas" / "collections.schema.yaml"
 # src/irgrid/collections/spec.py -> the checkout holding src/
@@ -127,10 +109,10 @@ class CollectionSpec:
         elif "docs" not in files:
             raise ConfigError(f"{where}: 'files' must name the 'docs' file")
 
-        queries_format = entry.get("queries_format") or _DEFAULT_QUERIES_FORMAT[fmt]
+        queries_format = entry.get("queries_format") or default_queries_format(fmt)
         if queries_format not in QUERIES_FORMATS:
             raise ConfigError(f"{where}: queries_format must be one of {list(QUERIES_FORMATS)}, not {queries_format!r}")
-        qrels_format = entry.get("qrels_format") or _DEFAULT_QRELS_FORMAT.get(fmt, "")
+        qrels_format = entry.get("qrels_format") or default_qrels_format(fmt)
         if "qrels" in files or fmt == "ir_datasets" or fmt in BUNDLED_FORMATS:
             if qrels_format not in QRELS_FORMATS:
                 raise ConfigError(f"{where}: qrels_format must be one of {list(QRELS_FORMATS)}, not {qrels_format!r}")
@@ -222,14 +204,14 @@ class CollectionSpec:
         elif queries_format in BUNDLED_FORMATS:
             querysets = {role: (role,) for role in files}
         else:
-            querysets = dict(_DEFAULT_QUERYSETS[queries_format])
+            querysets = dict(FORMAT_REGISTRY[queries_format].querysets)
 
         doc_fields = entry.get("doc_fields")
         # TREC tags are matched case-insensitively: the readers name document fields by the
         # upper-cased tag and topic fields by the lower-cased tag.
-        if doc_fields and fmt == "trec":
+        if doc_fields and FORMAT_REGISTRY[fmt].upper_case_fields:
             doc_fields = [name.upper() for name in doc_fields]
-        if queries_format == "trec":
+        if FORMAT_REGISTRY[queries_format].lower_case_query_fields:
             querysets = {name: tuple(f.lower() for f in names) if names else names
                          for name, names in querysets.items()}
         return cls(
@@ -309,7 +291,6 @@ def validate_registry(data: Any, source: str, schema_path: str | os.PathLike | N
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(as_json), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        from ..config import describe_schema_error  # late: irgrid.config imports this package
 
         raise ConfigError(f"{source}: {describe_schema_error(errors[0])}")
 

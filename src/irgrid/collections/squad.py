@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 from ..errors import InputFormatError
 from .qrels import map_relevance
+from .reading import Format, role_paths
 from .records import Document, Qrel, Query
 from .textio import is_encodable_text, normalize_numeric_id, open_binary, read_compressed_error
 
@@ -231,3 +232,18 @@ def iter_squad_qrels(files: Mapping[str, str | os.PathLike], relevance: Mapping[
         for qid, _, where in paragraph.questions:
             yield Qrel(qid, paragraph.docno,
                        map_relevance(1, relevance, paragraph.path, None, f"{where} (question {qid})"))
+
+
+def _documents(spec, files):
+    return iter_squad_documents(role_paths(spec, files), spec.encoding)
+
+
+def _queries(spec, files):
+    return iter_squad_queries(role_paths(spec, files), spec.encoding)
+
+
+def _qrels(spec, files, numeric_docnos):
+    return iter_squad_qrels(role_paths(spec, files), spec.relevance, spec.encoding)
+
+
+FORMATS = {"squad": Format(documents=_documents, queries=_queries, qrels=_qrels, bundled=True)}

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 
 from ..errors import InputFormatError
 from .qrels import iter_trec_qrels
+from .reading import Format, role_path
 from .records import Document, Query, located
 from .textio import iter_files, iter_lines, normalize_numeric_id
 
@@ -209,3 +210,19 @@ def iter_trec_topics(path: str | os.PathLike, encoding: str = "utf-8") -> Iterat
         yield _parse_topic(path, start_line, lines)
     if inside:
         raise InputFormatError(path, start_line, "'</top>' closing the topic opened on this line", found="end of file")
+
+
+def _documents(spec, files):
+    return iter_trec_documents(role_path(spec, files, "docs"), spec.encoding)
+
+
+def _queries(spec, files):
+    return iter_trec_topics(role_path(spec, files, "queries"), spec.encoding)
+
+
+# Documents name their fields by the upper-cased tag, topics by the lower-cased one; TREC qrels
+# are a layout of :mod:`.qrels`.
+FORMATS = {"trec": Format(documents=_documents, queries=_queries, qrels_format="trec",
+                          querysets={name: tuple(fields) for name, fields in DEFAULT_TOPIC_QUERYSETS.items()},
+                          metadata_fields=TREC_METADATA_FIELDS, upper_case_fields=True,
+                          lower_case_query_fields=True)}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..measure_names import canonical_measures
 
 #: a claim of a significant difference (the paper tested it), or of a direction only
 CLAIM_KINDS = ("significant", "direction")
@@ -103,7 +104,6 @@ def parse_claims(experiment: Mapping[str, Any], measures: Sequence[str], source:
     ``kind`` defaults to ``significant`` when the experiment names the paper's test
     (``paper_test``) and to ``direction`` when the paper reports no test.
     """
-    from ..config import canonical_measures  # late: irgrid.config calls this module while loading
 
     models = list(experiment.get("models", {}))
     default_kind = "significant" if experiment.get("paper_test") is not None else "direction"

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..collections.dependency_parse import Parse
 from ..errors import InputFormatError
-from .parse import Parse
 from .tree import ParseTree, clique_values
 
 

@@ -3,7 +3,7 @@
 A sentence collection may come with its own parses (TrecQA's, say); those are
 *carried* as they are.  Every other sentence (a document, or a query) is parsed
 here with the installed spaCy pipeline (:func:`irgrid.parsing.pipeline.load_pipeline`,
-never downloaded) into a :class:`~irgrid.sentences.parse.Parse` over all the
+never downloaded) into a :class:`~irgrid.collections.dependency_parse.Parse` over all the
 tokens of its text: when spaCy reads a text as several sentences, each
 sentence's root gets head ``-1`` (a forest), and heads are token indices within
 the whole text.
@@ -47,10 +47,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..collections.dependency_parse import ROOT, Parse, ParseError
 from ..errors import ConfigError, InputFormatError
 from ..io import publish_mode, replace_dir, temporary_dir_for, temporary_name
 from ..parsing.pipeline import DEFAULT_PIPELINE, PYPI_MIRRORS, load_pipeline
-from .parse import ROOT, Parse, ParseError
 
 log = logging.getLogger(__name__)
 

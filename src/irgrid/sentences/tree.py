@@ -3,7 +3,7 @@
 The MRF sentence-retrieval features ask three things of a group of query terms in a
 sentence: are they syntactically connected (``BoolSynR``), how far apart are they in the
 tree (``dis``), and how high is the smallest subtree holding them (``h``).  This module
-answers them for one :class:`~irgrid.sentences.parse.Parse` (:class:`ParseTree`), first
+answers them for one :class:`~irgrid.collections.dependency_parse.Parse` (:class:`ParseTree`), first
 for a group of tokens (:meth:`ParseTree.group`), then for a clique of query terms, choosing
 which occurrence of each term to use (:func:`clique_values`).
 
@@ -80,7 +80,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .parse import ROOT, Parse
+from ..collections.dependency_parse import ROOT, Parse
 
 INF = math.inf
 #: more combinations than this are compared with numpy, fewer in plain Python

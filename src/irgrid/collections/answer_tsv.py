@@ -16,7 +16,7 @@ skipped; surrounding whitespace of a question or sentence is dropped.
 Used for retrieval, a collection of such files (the registry's ``files``, role -> file) gives
 
 - documents: the distinct sentence texts of every file pooled, in order of first occurrence;
-  the docno is ``"s" + sha1(text)[:16]`` (:func:`~irgrid.sentences.trecqa.sentence_docno`, as
+  the docno is ``"s" + sha1(text)[:16]`` (:func:`~irgrid.collections.trecqa.sentence_docno`, as
   for TrecQA), *not* the file's sentence id: WikiQA's sentence ids follow the order of the
   sentences in their Wikipedia summary, where answers sit early, and ties are broken by docno.
   One field, ``sentence``;
@@ -45,15 +45,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from ..collections.qrels import map_relevance
-from ..collections.records import Document, Qrel, Query
-from ..collections.spec import ANSWER_TSV_COLUMNS
-from ..collections.textio import check_identifier, iter_lines, normalize_numeric_id
 from ..errors import InputFormatError
+from .qrels import map_relevance
+from .reading import Format, role_paths
+from .records import Document, Qrel, Query
+from .textio import check_identifier, iter_lines, normalize_numeric_id
 from .trecqa import SENTENCE_FIELD, SentenceDocnos, SplitStatistics, sentence_docno
 
 # What is read -> the header name it has unless the registry's ``columns`` says otherwise (WikiQA's).
-DEFAULT_COLUMNS = ANSWER_TSV_COLUMNS
+DEFAULT_COLUMNS = {"qid": "QuestionID", "question": "Question", "sentence": "Sentence", "label": "Label"}
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -179,7 +179,7 @@ def iter_answer_tsv_qrels(files: Mapping[str, str | os.PathLike], relevance: Map
 
 def answer_tsv_statistics(files: Mapping[str, str | os.PathLike], encoding: str = "utf-8",
                           columns: Mapping[str, str] | None = None) -> dict[str, SplitStatistics]:
-    """Role -> :class:`~irgrid.sentences.trecqa.SplitStatistics` of its file as it is (label > 0 positive)."""
+    """Role -> :class:`~irgrid.collections.trecqa.SplitStatistics` of its file as it is (label > 0 positive)."""
     result = {}
     for role, path in files.items():
         counts = dict.fromkeys(SplitStatistics._fields, 0)
@@ -198,3 +198,23 @@ def answer_tsv_statistics(files: Mapping[str, str | os.PathLike], encoding: str 
             counts["conflicting"] += sum(len(labels) == 2 for labels in sentences.values())
         result[role] = SplitStatistics(**counts)
     return result
+
+
+def _columns(spec) -> dict[str, str] | None:
+    """The registry's column names (None: the defaults)."""
+    return dict(spec.columns) or None
+
+
+def _documents(spec, files):
+    return iter_answer_tsv_documents(role_paths(spec, files), spec.encoding, _columns(spec))
+
+
+def _queries(spec, files):
+    return iter_answer_tsv_queries(role_paths(spec, files), spec.encoding, _columns(spec))
+
+
+def _qrels(spec, files, numeric_docnos):
+    return iter_answer_tsv_qrels(role_paths(spec, files), spec.relevance, spec.encoding, _columns(spec))
+
+
+FORMATS = {"answer_tsv": Format(documents=_documents, queries=_queries, qrels=_qrels, bundled=True)}

@@ -51,7 +51,7 @@ lines are empty has no tokens and is a document with empty text (docno the sha1 
 string), kept like any other sentence.
 
 Every element carries a dependency parse (:func:`iter_trecqa_parses`), checked while reading
-(:func:`irgrid.sentences.parse.check_parse`). QApairs ids must be unique over all the files.
+(:func:`irgrid.collections.dependency_parse.check_parse`). QApairs ids must be unique over all the files.
 Everything wrong is an :class:`~irgrid.errors.InputFormatError` naming the file and 1-based
 line: a wrong number of lines in an element (named at its closing tag), field counts that
 differ, a head that is not an integer or outside the sentence, a cycle in the heads, bytes that
@@ -68,11 +68,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from ..collections.qrels import map_relevance
-from ..collections.records import Document, Qrel, Query
-from ..collections.textio import check_identifier, iter_lines, normalize_numeric_id
 from ..errors import InputFormatError
-from .parse import Parse, check_parse
+from .dependency_parse import Parse, check_parse
+from .qrels import map_relevance
+from .reading import Format, role_paths
+from .records import Document, Qrel, Query
+from .textio import check_identifier, iter_lines, normalize_numeric_id
 
 # The one document field: the sentence's tokens joined by spaces.
 SENTENCE_FIELD = "sentence"
@@ -395,3 +396,23 @@ def _statistics(questions: Iterator[QAPairs]) -> SplitStatistics:
         counts["with_both"] += POSITIVE in kinds and NEGATIVE in kinds
         counts["conflicting"] += sum(len(both) == 2 for both in labels.values())
     return SplitStatistics(**counts)
+
+
+def _documents(spec, files):
+    return iter_trecqa_documents(role_paths(spec, files), spec.encoding)
+
+
+def _queries(spec, files):
+    return iter_trecqa_queries(role_paths(spec, files), spec.encoding)
+
+
+def _qrels(spec, files, numeric_docnos):
+    return iter_trecqa_qrels(role_paths(spec, files), spec.relevance, spec.encoding)
+
+
+def _parses(spec, files):
+    return iter_trecqa_parses(files, spec.encoding)
+
+
+# The format that comes with a dependency parse of every sentence and question.
+FORMATS = {"trecqa": Format(documents=_documents, queries=_queries, qrels=_qrels, parses=_parses, bundled=True)}
