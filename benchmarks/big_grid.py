@@ -80,9 +80,10 @@ def write_workdir(workdir: Path, k1_values: int, b_values: int, mirror: str | No
 
 
 def snakemake(workdir: Path, src: Path, args: list[str], log: Path) -> tuple[float, float, str]:
-    """Snakemake with ``src``'s Snakefile and package; (wall seconds, peak RSS MB, output)."""
+    """Snakemake with ``src``'s Snakefile and package; (wall seconds, peak RSS MB, output). The CPU
+    seconds of the Snakemake process (user + system) are in the output's IRGRID_TIME line too."""
     env = {**os.environ, "PYTHONPATH": str(src / "src")}
-    command = ["/usr/bin/time", "-f", "IRGRID_TIME %e %M", sys.executable, "-m", "snakemake",
+    command = ["/usr/bin/time", "-f", "IRGRID_TIME %e %M %U %S", sys.executable, "-m", "snakemake",
                "--snakefile", str(src / "Snakefile"), "--directory", str(workdir),
                "--configfile", str(workdir / "config" / "config.yaml"), *args]
     result = subprocess.run(command, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -116,15 +117,21 @@ def tree_bytes(root: Path, skip=()) -> int:
                if path.is_file() and not any(part in skip for part in path.relative_to(root).parts))
 
 
+def cpu_seconds(output: str) -> float:
+    match = re.search(r"IRGRID_TIME [\d.]+ \d+ ([\d.]+) ([\d.]+)", output)
+    return float(match.group(1)) + float(match.group(2))
+
+
 def plan(label: str, workdir: Path, src: Path, repeats: int, extra: list[str], logs: Path) -> dict:
-    times, memory, jobs = [], [], 0
+    times, cpu, memory, jobs = [], [], [], 0
     for repeat in range(repeats):
         seconds, mb, output = snakemake(workdir, src, ["-n", "--cores", "1", *extra], logs / f"{label}-{repeat}.log")
         times.append(seconds)
+        cpu.append(cpu_seconds(output))
         memory.append(mb)
         jobs = job_total(output)
-    return {"label": label, "seconds": statistics.median(times), "max_rss_mb": statistics.median(memory), "jobs": jobs,
-            "repeats": repeats}
+    return {"label": label, "seconds": statistics.median(times), "cpu_seconds": statistics.median(cpu),
+            "max_rss_mb": statistics.median(memory), "jobs": jobs, "repeats": repeats}
 
 
 def main(argv=None) -> int:
@@ -154,7 +161,9 @@ def main(argv=None) -> int:
         workdirs[name].mkdir(parents=True)
         cells = write_workdir(workdirs[name], k1_values, b_values, args.mirror)
         figures[f"cells_{name}"] = cells
-    print(f"{'plan (snakemake -n)':<38} {'cells':>8} {'jobs':>6} {'seconds':>8} {'MB':>7}")
+    load = os.getloadavg()
+    print(f"load average at the start: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} ({os.cpu_count()} cores)")
+    print(f"{'plan (snakemake -n)':<38} {'cells':>8} {'jobs':>6} {'wall s':>8} {'CPU s':>7} {'MB':>7}")
     for name, workdir in workdirs.items():
         rows = [plan(f"after-{name}", workdir, REPO, args.repeats, [], logs)]
         if args.before_src and name in args.before_grids:
@@ -163,10 +172,11 @@ def main(argv=None) -> int:
             row["cells"] = figures[f"cells_{name}"]
             figures["plans"].append(row)
             print(f"{row['label'] + ' (median of ' + str(row['repeats']) + ')':<38} {row['cells']:>8,} {row['jobs']:>6,} "
-                  f"{row['seconds']:>8.1f} {row['max_rss_mb']:>7.0f}")
+                  f"{row['seconds']:>8.1f} {row['cpu_seconds']:>7.1f} {row['max_rss_mb']:>7.0f}", flush=True)
         if len(rows) == 2:
             print(f"{'  before / after':<38} {'':>8} {'':>6} {rows[1]['seconds'] / rows[0]['seconds']:>7.1f}x "
-                  f"{rows[1]['max_rss_mb'] / rows[0]['max_rss_mb']:>6.1f}x")
+                  f"{rows[1]['cpu_seconds'] / rows[0]['cpu_seconds']:>6.1f}x "
+                  f"{rows[1]['max_rss_mb'] / rows[0]['max_rss_mb']:>6.1f}x", flush=True)
     if not args.skip_run:
         workdir = workdirs["30k"]
         subset = [f"collections_only=[{','.join(args.run_collections)}]"]
@@ -183,12 +193,14 @@ def main(argv=None) -> int:
                           "max_rss_mb": mb, "jobs": jobs, "results_bytes": total, "grid_bytes": grid_bytes,
                           "wall": time.perf_counter() - started}
         print(f"\nfull run of the 30k grid on {', '.join(args.run_collections)} ({run_cells:,} cells), "
-              f"--cores {args.cores}: {seconds:.0f} s, Snakemake peak {mb:.0f} MB, jobs {json.dumps(jobs)}")
+              f"--cores {args.cores}: {seconds:.0f} s, Snakemake peak {mb:.0f} MB, jobs {json.dumps(jobs)}", flush=True)
         print(f"results/: {total / 1e6:.1f} MB; less indexes, shards, benchmarks: {grid_bytes / 1e6:.2f} MB "
-              f"= {grid_bytes / run_cells:.0f} bytes a cell (x 30,024 cells = {grid_bytes / run_cells * 30024 / 1e6:.0f} MB)")
+              f"= {grid_bytes / run_cells:.0f} bytes a cell (x 30,024 cells = {grid_bytes / run_cells * 30024 / 1e6:.0f} MB)",
+              flush=True)
         noop = plan("no-op", workdir, REPO, args.repeats, ["--config", *subset], logs)
         figures["noop"] = noop
-        print(f"no-op snakemake -n after it: {noop['seconds']:.1f} s, {noop['max_rss_mb']:.0f} MB, {noop['jobs']} jobs")
+        print(f"no-op snakemake -n after it: {noop['seconds']:.1f} s wall, {noop['cpu_seconds']:.1f} CPU s, "
+              f"{noop['max_rss_mb']:.0f} MB, {noop['jobs']} jobs", flush=True)
         experiment = workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml"
         text = experiment.read_text()
         changed = re.sub(r"(?m)^(\s+- )0\.5$", r"\g<1>0.505", text, count=1)

@@ -76,13 +76,16 @@ def test_a_cells_run_made_alone_is_the_file_its_chunk_stored(inputs, tmp_path):
         assert pq.read_table(alone).num_rows > 0
 
 
-def test_the_chunk_file_holds_what_irgrid_evaluate_gives_each_run(inputs, tmp_path):
+# rank-only measures (the chunk job hands ir-measures each query's rows up to its last judged document,
+# picked on document ids), and a measure that reads the whole ranking
+@pytest.mark.parametrize("measures", [MEASURES, ["AP", "Judged@5"]])
+def test_the_chunk_file_holds_what_irgrid_evaluate_gives_each_run(inputs, tmp_path, measures):
     from irgrid.tables import load_cells
 
     runs = retrieve(inputs, CELLS, tmp_path)
     evals = [path.with_suffix(".eval.parquet") for path in runs]
     common = ["--qrels", str(inputs / "qrels.parquet"), "--topics", str(inputs / "topics.parquet"),
-              "--measures", json.dumps(MEASURES)]
+              "--measures", json.dumps(measures)]
     assert cli.main(["evaluate", "--run", *map(str, runs), *common, "--out", *map(str, evals)]) == 0
     chunk = tmp_path / "chunk-01.parquet"
     assert cli.main(["chunk", "--index", str(inputs / "index"), "--cells", json.dumps(CELLS), "--depth", "5",
@@ -102,7 +105,7 @@ def test_the_chunk_file_holds_what_irgrid_evaluate_gives_each_run(inputs, tmp_pa
     pd.testing.assert_frame_equal(load_cells(chunked), load_cells(per_cell))
     # a sidecar says what made it, as a run's does
     made = json.loads(chunk.with_suffix(".provenance.json").read_text())
-    assert made["measures"] == MEASURES and made["depth"] == 5
+    assert made["measures"] == measures and made["depth"] == 5
 
 
 def test_a_cell_missing_from_its_chunk_file_is_an_error_naming_the_file(inputs, tmp_path):

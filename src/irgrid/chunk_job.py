@@ -67,7 +67,7 @@ def evaluate_chunk(
     from .evaluate import RunEvaluator, read_qrels_table, read_topic_qids
     from .grid import decode_point
     from .index import IndexReader
-    from .retrieve import read_topics, retrieve_grid
+    from .retrieve import read_topics
     from .ties import evaluate_ties, is_tie_aware_name
 
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
@@ -81,9 +81,13 @@ def evaluate_chunk(
     for position, (_, family, _) in enumerate(cells):
         positions_of.setdefault(family, []).append(position)
     evaluations: list[pa.Table | None] = [None] * len(cells)
+    # Without tie-aware names and with rank-only measures, a run reaches ir-measures only up to each
+    # query's last judged document (irgrid.evaluate.RANK_ONLY_MEASURES): those rows are picked here on
+    # document ids, and only they get their docno strings.
+    judged = _JudgedDocuments(qrels, topic_qids, index) if not tie_aware and _rank_only(names) else None
     for family, positions in positions_of.items():
         points = [decode_point(cells[p][2]) for p in positions]
-        runs = retrieve_grid(index, topics, family, points, depth=depth, as_arrow=True, threads=threads, parses=parses)
+        runs = _scored_runs(index, topics, family, points, depth, threads, parses, judged)
         for run, position in zip(runs, positions):
             per_query = evaluator.evaluate_table(run) if evaluator else None
             if tie_aware:
@@ -93,6 +97,75 @@ def evaluate_chunk(
             evaluations[position] = _with_cell(per_query, cells[position][0], cells[position][2])
         del runs  # a family's runs are dropped before the next family's are scored
     return pa.concat_tables(evaluations).combine_chunks()
+
+
+def _rank_only(names: Sequence[str]) -> bool:
+    """Whether every measure's value depends only on the ranks of a query's judged documents."""
+    from .evaluate import RANK_ONLY_MEASURES, parse_measures
+
+    return all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
+               for measure in parse_measures(names))
+
+
+class _JudgedDocuments:
+    """The judged (query, document) pairs as int64 keys of query id and document id, for picking a run's
+    rows up to each query's last judged document without a docno string per row."""
+
+    def __init__(self, qrels: pa.Table, topic_qids: Sequence[str], index):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        docnos = getattr(index, "docnos_arrow", None)
+        if docnos is None:
+            docnos = pa.array(np.asarray(index.docnos, dtype=object), pa.string())
+        self.num_docs = len(docnos)
+        topics = set(topic_qids)
+        qids = [str(qid) for qid in qrels.column("qid").to_pylist()]
+        docids = pc.index_in(qrels.column("docno").cast(pa.string()), value_set=docnos).to_numpy(zero_copy_only=False)
+        self.pairs = [(qid, int(docid)) for qid, docid in zip(qids, docids)
+                      if qid in topics and docid == docid]  # NaN: a judged document the index lacks
+
+    def keys(self, qids: Sequence[str]):
+        """The judged pairs of the query set ``qids`` as sorted keys (query position x documents + docid)."""
+        import numpy as np
+
+        position = {qid: i for i, qid in enumerate(qids)}
+        return np.unique(np.array([position[qid] * self.num_docs + docid for qid, docid in self.pairs
+                                   if qid in position], dtype=np.int64))
+
+
+def _scored_runs(index, topics, family: str, points, depth: int, threads: int, parses, judged):
+    """Each point's run as an Arrow table (qid, docno, rank, score), in ``points`` order: the runs of
+    ``retrieve_grid`` (the same rankings: Scorer.top_points), with only the rows up to each query's last
+    judged document when ``judged`` is given (what the evaluation reads)."""
+    import numpy as np
+
+    from .models import get_model
+    from .retrieve import RUN_SCHEMA, Scorer, _warn_of_empty_queries
+
+    model = get_model(family)
+    checked = [model.check_point(point) for point in points]
+    scorer = Scorer(index, threads=threads)
+    if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        from .sentences.features import SentenceParses
+
+        parses = SentenceParses.load(parses, index)
+    queries = scorer.prepare(topics, model, checked, parses=parses)
+    _warn_of_empty_queries(queries)
+    qids = pa.array(list(queries.qids), pa.string())
+    keys = judged.keys(list(queries.qids)) if judged is not None else None
+    for docids, scores, offsets in scorer.top_points(model, queries, checked, depth):
+        query_of_row = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(offsets))
+        ranks = np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1
+        rows = slice(None)
+        if keys is not None:
+            judged_rows = np.isin(query_of_row * judged.num_docs + docids, keys)
+            last = np.zeros(len(queries), dtype=np.int64)
+            np.maximum.at(last, query_of_row[judged_rows], ranks[judged_rows])
+            rows = np.flatnonzero(ranks <= last[query_of_row])
+        yield pa.Table.from_arrays(
+            [qids.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
+             pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA)
 
 
 def _with_cell(per_query: pa.Table, model: str, params: str) -> pa.Table:
