@@ -1,7 +1,8 @@
 """What a 30,000- and a 100,000-cell grid cost the workflow: planning, a full run, reruns, bytes.
 
     python benchmarks/big_grid.py [--workdir DIR] [--before-src DIR] [--before-grids 30k 100k]
-                                  [--skip-run] [--cores 1] [--run-collections adi med] [--repeats 3]
+                                  [--skip-run | --skip-plan] [--run-k1 100] [--cores 1]
+                                  [--run-collections adi med] [--repeats 3]
 
 The grids (issue 30): BM25 at K1 values of k1 x B values of b plus query likelihood at 4 mu values,
 on the six classic collections (cranfield, cacm, cisi, med, npl, adi): 100 x 50 + 4 = 5,004 cells a
@@ -15,8 +16,9 @@ Printed, each a median where repeated, with the peak resident memory of the Snak
 1. ``snakemake -n`` of each grid from nothing (cells, jobs, seconds, MB); with ``--before-src``
    the same with another checkout's package and workflow (the code before a change), measured in
    this run, and the ratio;
-2. unless ``--skip-run``: the 30,024-cell grid run on ``--run-collections`` (the two smallest by
-   default), ``--cores`` cores (``--config collections_only=...``): seconds, jobs, bytes of
+2. unless ``--skip-run``: the 30,024-cell grid (or one of ``--run-k1`` k1 values over its range) run on
+   ``--run-collections`` (the two smallest by default), ``--cores`` cores
+   (``--config collections_only=...``): seconds, jobs, bytes of
    results/ (and of results/ less the indexes, shards and benchmark files: what the grid stores),
    bytes per cell; then a no-op ``snakemake -n`` (seconds, MB); then one changed b value
    (0.5 -> 0.505): the jobs its dry run lists and the seconds of the rerun.
@@ -142,6 +144,9 @@ def main(argv=None) -> int:
     parser.add_argument("--before-grids", nargs="+", default=["30k", "100k"],
                         help="the grids --before-src plans (the code before may need minutes and GB for 100k)")
     parser.add_argument("--skip-run", action="store_true", help="planning only")
+    parser.add_argument("--skip-plan", action="store_true", help="the run, no-op and changed value only")
+    parser.add_argument("--run-k1", type=int, default=100,
+                        help="k1 values of the grid the full run runs (100: the 30k grid; fewer on a loaded machine)")
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--run-collections", nargs="+", default=["adi", "med"])
     parser.add_argument("--repeats", type=int, default=3, help="dry runs per measurement (median)")
@@ -153,6 +158,10 @@ def main(argv=None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     figures: dict = {"plans": []}
     grids = {"30k": (100, 50), "100k": (100, 167)}
+    if args.skip_plan:
+        grids = {}
+    if not args.skip_run:
+        grids["run"] = (args.run_k1, 50)
     workdirs = {}
     for name, (k1_values, b_values) in grids.items():
         workdirs[name] = root / name
@@ -165,6 +174,8 @@ def main(argv=None) -> int:
     print(f"load average at the start: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} ({os.cpu_count()} cores)")
     print(f"{'plan (snakemake -n)':<38} {'cells':>8} {'jobs':>6} {'wall s':>8} {'CPU s':>7} {'MB':>7}")
     for name, workdir in workdirs.items():
+        if name == "run":
+            continue
         rows = [plan(f"after-{name}", workdir, REPO, args.repeats, [], logs)]
         if args.before_src and name in args.before_grids:
             rows.append(plan(f"before-{name}", workdir, args.before_src, 1, [], logs))
@@ -178,9 +189,9 @@ def main(argv=None) -> int:
                   f"{rows[1]['cpu_seconds'] / rows[0]['cpu_seconds']:>6.1f}x "
                   f"{rows[1]['max_rss_mb'] / rows[0]['max_rss_mb']:>6.1f}x", flush=True)
     if not args.skip_run:
-        workdir = workdirs["30k"]
+        workdir = workdirs["run"]
         subset = [f"collections_only=[{','.join(args.run_collections)}]"]
-        run_cells = sum(1 for _ in args.run_collections) * (figures["cells_30k"] // len(COLLECTIONS))
+        run_cells = len(args.run_collections) * (figures["cells_run"] // len(COLLECTIONS))
         started = time.perf_counter()
         seconds, mb, output = snakemake(workdir, REPO, ["--profile", str(REPO / "config/profiles/local"),
                                                          "--cores", str(args.cores), "--config", *subset],
@@ -192,7 +203,8 @@ def main(argv=None) -> int:
         figures["run"] = {"collections": args.run_collections, "cells": run_cells, "seconds": seconds,
                           "max_rss_mb": mb, "jobs": jobs, "results_bytes": total, "grid_bytes": grid_bytes,
                           "wall": time.perf_counter() - started}
-        print(f"\nfull run of the 30k grid on {', '.join(args.run_collections)} ({run_cells:,} cells), "
+        print(f"\nfull run of the grid of {args.run_k1} k1 x 50 b + {len(MUS)} mu on {', '.join(args.run_collections)} "
+              f"({run_cells:,} cells), "
               f"--cores {args.cores}: {seconds:.0f} s, Snakemake peak {mb:.0f} MB, jobs {json.dumps(jobs)}", flush=True)
         print(f"results/: {total / 1e6:.1f} MB; less indexes, shards, benchmarks: {grid_bytes / 1e6:.2f} MB "
               f"= {grid_bytes / run_cells:.0f} bytes a cell (x 30,024 cells = {grid_bytes / run_cells * 30024 / 1e6:.0f} MB)",
