@@ -190,12 +190,18 @@ if set(a) != set(b):
     sys.exit(f"slurm.sh: different files: only local {sorted(set(a) - set(b))[:10]}, only SLURM {sorted(set(b) - set(a))[:10]}")
 compared = [name for name in a if not measured(name)]
 tables = [name for name in compared if name.startswith("tables/")]
+# the grid's results are the chunks' evaluation files (results/{collection}/eval/.../chunk-{label}.parquet,
+# each with its provenance sidecar); no run is kept by either side
+chunks = [name for name in compared if "/eval/" in name and "/chunk-" in name and name.endswith(".parquet")]
+runs = [name for name in a if "/runs/" in name]
 different = sorted(name for name in compared if a[name] != b[name])
 if different:
     sys.exit(f"slurm.sh: {len(different)} of {len(compared)} files differ: {different[:20]}")
-if not tables or not any(is_report(name) for name in a):
-    sys.exit("slurm.sh: no table or no report was made")
-print(f"slurm.sh: {len(compared)} result files identical, {len(tables)} of them tables "
+if not tables or not chunks or not any(is_report(name) for name in a):
+    sys.exit("slurm.sh: no table, no chunk evaluation or no report was made")
+if runs:
+    sys.exit(f"slurm.sh: runs were kept: {runs[:5]}")
+print(f"slurm.sh: {len(compared)} result files identical, {len(tables)} of them tables and {len(chunks)} chunk evaluations "
       f"({len(a) - len(compared)} job measurements and the report not compared)")
 PY
 

@@ -7,21 +7,20 @@ Runs the workflow on ``config/experiments/scale_cranfield.yaml`` (BM25, 50 k1 x 
 on Cranfield) in a scratch directory (``--directory``, as the tests do; results/ is not touched):
 
 1. untimed: the document shards, index, topics and qrels the grid needs;
-2. timed: every cell's run and evaluation (the evaluation files are the targets; no table),
-   ``snakemake --cores N``.
+2. timed: every cell's run and evaluation (the chunks' evaluation files are the targets; no
+   table), ``snakemake --cores N``.
 
 Then it prints the number of cells and jobs, the wall time of step 2, and where the core-seconds
 went (``cores x wall``):
 
-- retrieve / evaluate jobs: the time each ``irgrid retrieve`` / ``irgrid evaluate`` command logs
-  (cli.py: from the start of the command; imports of the scoring code, then the work itself),
-  summed over the jobs' logs;
+- chunk jobs: the time each ``irgrid chunk`` command logs (cli.py: from the start of the command;
+  imports, then retrieval and evaluation), summed over the jobs' logs;
 - process start-up: jobs x the time a bare ``irgrid --help`` takes (Python and the CLI module,
   measured here: median of 5), an estimate of what each job pays before its command starts;
 - remainder: cores x wall minus all of the above = Snakemake (building the DAG, scheduling,
   spawning jobs, bookkeeping) and cores left idle.
 
-``--chunk-size 1`` gives one retrieve and one evaluate job per cell, the behaviour before chunks;
+``--chunk-size 1`` gives one job per cell, the behaviour before chunks;
 with ``--k1-values 5`` (200 cells) that is a few minutes, and the per-cell figures extrapolate.
 """
 
@@ -45,11 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXPERIMENT = "scale_cranfield"
 EXPERIMENT_FILE = f"config/experiments/{EXPERIMENT}.yaml"
 
-RETRIEVE_LOG = re.compile(
-    r"scored (\d+) queries x (\d+) points (?:of \d+ families )?in ([\d.]+)s"
-    r" \(imports ([\d.]+)s, retrieval ([\d.]+)s, writing ([\d.]+)s\)"
-)
-EVALUATE_LOG = re.compile(r"evaluated (\d+) runs in ([\d.]+)s \(imports ([\d.]+)s, evaluation and writing ([\d.]+)s\)")
+CHUNK_LOG = re.compile(r"scored and evaluated (\d+) cells in ([\d.]+)s \(imports ([\d.]+)s, retrieval and evaluation ([\d.]+)s\)")
 
 
 def parse_args(argv=None):
@@ -155,25 +150,21 @@ def main(argv=None) -> int:
         prepare = [f"results/{collection}/index/{analyzer}", f"results/{collection}/topics/{queryset}.parquet",
                    f"results/{collection}/qrels.parquet"]
         prepared = snakemake(workdir, args.cores, prepare, workdir / "snakemake-prepare.log")
-        wall = snakemake(workdir, args.cores, [cell.eval_path for cell in cells], workdir / "snakemake-grid.log")
+        wall = snakemake(workdir, args.cores, [chunk.evaluation_path for chunk in chunks], workdir / "snakemake-grid.log")
         jobs = job_counts((workdir / "snakemake-grid.log").read_text(encoding="utf-8"))
 
         logs = workdir / "logs" / collection
-        retrieve = command_times(logs / "runs", RETRIEVE_LOG)
-        evaluate = command_times(logs / "eval", EVALUATE_LOG)
+        chunk_times = command_times(logs / "eval", CHUNK_LOG)
         startup = startup_seconds()
 
-        scored_points = sum(int(t[1]) for t in retrieve)
-        evaluated_runs = sum(int(t[0]) for t in evaluate)
-        if scored_points != len(cells) or evaluated_runs != len(cells):
-            raise SystemExit(f"the logs account for {scored_points} runs and {evaluated_runs} evaluations, not {len(cells)}")
-        retrieve_imports, retrieve_work = sum(t[3] for t in retrieve), sum(t[4] + t[5] for t in retrieve)
-        evaluate_imports, evaluate_work = sum(t[2] for t in evaluate), sum(t[3] for t in evaluate)
+        evaluated_cells = sum(int(t[0]) for t in chunk_times)
+        if evaluated_cells != len(cells):
+            raise SystemExit(f"the logs account for {evaluated_cells} cells, not {len(cells)}")
+        imports, work = sum(t[2] for t in chunk_times), sum(t[3] for t in chunk_times)
         total_jobs = sum(jobs.values())
         core_seconds = args.cores * wall
         started_up = total_jobs * startup
-        remainder = core_seconds - retrieve_imports - retrieve_work - evaluate_imports - evaluate_work - started_up
-        work = retrieve_work + evaluate_work
+        remainder = core_seconds - imports - work - started_up
         overhead = core_seconds - work
 
         chunk_size = config["retrieval"]["chunk_size"]
@@ -185,12 +176,8 @@ def main(argv=None) -> int:
         print(f"jobs:                {total_jobs} ({', '.join(f'{n} {step}' for step, n in jobs.items())})")
         print(f"preparation:         {prepared:.1f} s wall (shards, index, topics, qrels; not counted below)")
         print(f"wall time:           {wall:.1f} s = {core_seconds:.1f} core-seconds on {args.cores} cores")
-        print(f"  retrieve jobs:     {retrieve_imports + retrieve_work:8.1f} core-s in {len(retrieve)} "
-              "`irgrid retrieve` commands: "
-              f"imports {retrieve_imports:.1f}, retrieval and writing {retrieve_work:.1f}")
-        print(f"  evaluate jobs:     {evaluate_imports + evaluate_work:8.1f} core-s in {len(evaluate)} "
-              "`irgrid evaluate` commands: "
-              f"imports {evaluate_imports:.1f}, evaluation and writing {evaluate_work:.1f}")
+        print(f"  chunk jobs:        {imports + work:8.1f} core-s in {len(chunk_times)} `irgrid chunk` commands: "
+              f"imports {imports:.1f}, retrieval and evaluation {work:.1f}")
         print(f"  process start-up:  {started_up:8.1f} core-s estimated: {total_jobs} jobs x {startup:.2f} s "
               "(`irgrid --help`, median of 5)")
         print(f"  remainder:         {remainder:8.1f} core-s: Snakemake (DAG, scheduling, spawning jobs) and idle cores")

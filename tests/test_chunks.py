@@ -233,6 +233,10 @@ def test_chunk_paths_names_and_logs():
                                 "results/adi/eval/porter/text/ql/mu~1000.parquet"]
     assert chunk.families == ["bm25", "ql_dirichlet"] and chunk.params == ["k1~0.9_b~0.4", "mu~1000"]
     assert chunk.log_path("runs") == "logs/adi/runs/porter/text/chunk-01.log"
+    # one file of the chunk's evaluations, its label in the path; its job's log mirrors that path
+    assert chunk.evaluation_path == "results/adi/eval/porter/text/chunk-01.parquet"
+    assert chunk.log_path() == "logs/adi/eval/porter/text/chunk-01.log"
+    assert json.loads(chunk.cells_json) == [["bm25", "bm25", "k1~0.9_b~0.4"], ["ql", "ql_dirichlet", "mu~1000"]]
     assert chunk.rule_name("retrieve") == "retrieve.adi.porter.text.01"
     odd = Chunk("my coll/x", "porter", "title desc", WHOLE_GROUP, cells[1:])
     assert odd.rule_name("evaluate") == "evaluate.my-coll-x.porter.title-desc.all"

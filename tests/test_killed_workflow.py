@@ -139,9 +139,9 @@ def test_killed_during_index_build_and_retrieval_resumes_to_identical_results(tm
     assert temporaries(killed / "results"), "the kill left no temporary: was it really mid-build?"
     assert list((killed / ".snakemake" / "locks").glob("*.lock")), "a SIGKILLed Snakemake leaves its lock"
 
-    # 2. resumed, and killed again once retrieval has started (a chunk's log or temporary run exists)
-    runs = killed / "results" / "adi" / "runs"
-    logs = killed / "logs" / "adi" / "runs"
+    # 2. resumed, and killed again once retrieval has started (a chunk job's log or temporary file exists)
+    runs = killed / "results" / "adi" / "eval"  # the chunk jobs' evaluation files (no run is kept)
+    logs = killed / "logs" / "adi" / "eval"
 
     def retrieving() -> bool:
         return (logs.exists() and any(logs.rglob("chunk-*.log"))) or (runs.exists() and bool(temporaries(runs)))

@@ -129,6 +129,7 @@ def test_a_failed_write_leaves_no_sidecar_of_an_older_run(tmp_path, monkeypatch)
 
 
 def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
+    from irgrid.collections import load_registry
     from irgrid.config import load_config, load_yaml, retrieval_chunks
     from irgrid.report.manifest import manifest_inputs, report_manifest
 
@@ -142,16 +143,21 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     # 40 BM25 points and 12 QL points on each of the six collections' one query set
     assert len(cells) == 6 * (40 + 12)
     assert len({cell["digest"] for cell in cells}) == len(cells)
+    # the manifest's digests are cell_digest's, its parts serialised once per collection and query set
+    entry = load_registry(repo / "config" / "collections.yaml")["adi"].to_dict()
+    some = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "bm25")
+    assert some["digest"] == cell_digest("bm25", some["params"], loaded["analyzers"]["porter"], entry, some["queryset"],
+                                         loaded["retrieval"]["depth"], loaded["measures"])
     adi = next(cell for cell in cells if cell["collection"] == "adi" and cell["model"] == "ql_dirichlet")
     # the benchmark of the chunk that holds the cell (its label: the hash prefix its cells share)
     [label] = [chunk.label for chunk in retrieval_chunks(loaded)
                if (chunk.collection, chunk.analyzer, chunk.queryset) == ("adi", "porter", "text")
                and any((c.model, c.params) == ("ql_dirichlet", adi["params"]) for c in chunk.cells)]
-    assert adi["retrieve_benchmark"] == f"results/benchmarks/adi/runs/porter/text/chunk-{label}.tsv"
-    assert adi["evaluate_benchmark"] == f"results/benchmarks/adi/eval/porter/text/chunk-{label}.tsv"
+    assert adi["chunk_benchmark"] == f"results/benchmarks/adi/eval/porter/text/chunk-{label}.tsv"
+    assert adi["evaluation"] == f"results/adi/eval/porter/text/chunk-{label}.parquet"
     inputs = manifest_inputs(manifest)
     for path in ("results/tables/baselines/table.csv", "results/tables/baselines/findings.csv",
                  "results/figures/baselines/per_query.svg", "results/adi/index/porter",
-                 "results/benchmarks/adi/index/porter.tsv", adi["retrieve_benchmark"]):
+                 "results/benchmarks/adi/index/porter.tsv", adi["chunk_benchmark"]):
         assert path in inputs, path
     assert manifest["collections"]["adi"]["sha256"]  # the registry's checksums of the raw files

@@ -224,8 +224,8 @@ SMALL_EXPERIMENT = {
     "select_by": "AP",
     "table_measures": ["AP"],
 }
-RETRIEVE = {queryset: f"retrieve.tiny.porter.{queryset}.all" for queryset in ("title", "desc")}
-EVALUATE = {queryset: f"evaluate.tiny.porter.{queryset}.all" for queryset in ("title", "desc")}
+# one chunk job per query set (rule chunk: it retrieves and evaluates)
+CHUNK = "chunk"
 # what follows any changed evaluation: the table, the findings checked on it, the report
 ENDS = {"table": 1, "findings": 1, "report": 1, "all": 1}
 
@@ -307,8 +307,8 @@ def test_a_fixed_source_file_reruns_the_steps_reading_it_and_their_dependants(fi
     qrels.write_text(QRELS.replace("3 0 d6 1", "3 0 d4 1") + "2 0 d99 0\n", encoding="utf-8")
     result = snakemake(workdir, "-n")
     assert_ok(result)
-    # the judgements only: no shards, topics, index or retrieval
-    assert job_stats(result.stdout) == {"qrels": 1, **{EVALUATE[q]: 1 for q in EVALUATE}, **ENDS}
+    # the judgements, and the chunks evaluating with them: no shards, topics or index
+    assert job_stats(result.stdout) == {"qrels": 1, CHUNK: 2, **ENDS}
     assert_ok(snakemake(workdir))
     assert ("3", "d4", 1) in read_qrels(workdir) and ("3", "d6", 1) not in read_qrels(workdir)
     log = (workdir / "logs" / "tiny" / "qrels.log").read_text(encoding="utf-8")
@@ -321,9 +321,7 @@ def test_a_fixed_source_file_reruns_the_steps_reading_it_and_their_dependants(fi
                     encoding="utf-8")
     result = snakemake(workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {"shard_documents": 1, "qrels": 1, "build_index": 1,
-                                        **{RETRIEVE[q]: 1 for q in RETRIEVE}, **{EVALUATE[q]: 1 for q in EVALUATE},
-                                        **ENDS}
+    assert job_stats(result.stdout) == {"shard_documents": 1, "qrels": 1, "build_index": 1, CHUNK: 2, **ENDS}
     assert_ok(snakemake(workdir))
     shards = pq.read_table(workdir / "results" / "tiny" / "docs").to_pylist()
     assert next(row["text"] for row in shards if row["docno"] == "d3").endswith("flat plate wing")
@@ -342,8 +340,9 @@ def test_an_edited_query_set_reruns_that_query_set_only(finished, tmp_path):
     write_yaml({"tiny": {**ENTRY, "querysets": {"title": ["title"], "desc": ["title", "desc"]}}}, registry)
     result = snakemake(workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {"topics": 1, RETRIEVE["desc"]: 1, EVALUATE["desc"]: 1, **ENDS}
+    assert job_stats(result.stdout) == {"topics": 1, CHUNK: 1, **ENDS}
     assert job_outputs(result.stdout)["topics"] == ["results/tiny/topics/desc.parquet"]
+    assert job_outputs(result.stdout)[CHUNK] == ["results/tiny/eval/porter/desc/chunk-all.parquet"]
 
 
 # --------------------------------------------------------------------------- judged documents the collection lacks

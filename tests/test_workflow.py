@@ -14,11 +14,12 @@ workflow's output):
 - the full run writes the tables, the report, one log per job mirroring its output, valid runs;
   then nothing is left to do;
 - grid cells are retrieved and evaluated chunk by chunk (one job per chunk of a model's points,
-  ``retrieval.chunk_size``): changing one grid value reruns the one chunk holding it (retrieval
-  and evaluation), the table, the report; adding a point to a grid split into several chunks
-  reruns only the chunk it falls into; a cell outside the config is still one target away;
-  changing the measures reruns every evaluation but no retrieval; changing the analyzer rebuilds
-  the index and everything after it but never the document shards, topics or qrels;
+  ``retrieval.chunk_size``, writing the chunk's evaluations and no run): changing one grid value
+  reruns the one chunk holding it, the table, the report; adding a point to a grid split into
+  several chunks reruns only the chunk it falls into; any cell's run is one target away and
+  evaluates to the chunk's values; changing the measures reruns the chunks but not the index;
+  changing the analyzer rebuilds the index and everything after it but never the document
+  shards, topics or qrels;
 - a bad config stops ``snakemake -n`` (and ``irgrid.config.load_config``) naming the offending key;
 - a malformed qrels line stops the run naming the file and line, leaving no qrels behind;
 - results are written atomically (``irgrid.io.atomic_path``, ``irgrid retrieve``).
@@ -73,12 +74,10 @@ SMALL_EXPERIMENT = {
 BM25_POINTS = ["k1~0.9_b~0.75", "k1~1.2_b~0.75"]
 QL_POINTS = ["mu~500", "mu~1000"]
 CELLS = [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS]
-FIRST_RUN = f"results/adi/runs/porter/text/bm25/{BM25_POINTS[0]}.parquet"  # target of the partial run
 # The four cells (two models, two points each) fit in one chunk (chunk_size defaults to 50), labelled
-# "all"; its jobs are named step.collection.analyzer.queryset.label (irgrid.config.Chunk.rule_name).
-RETRIEVE, EVALUATE = "retrieve.adi.porter.text.all", "evaluate.adi.porter.text.all"
-ALL_RUNS = sorted(f"results/adi/runs/porter/text/{model}/{params}.parquet" for model, params in
-                  [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_POINTS])
+# "all"; rule chunk's job writes its evaluations, one file with the label in its path.
+CHUNK = "chunk"
+FIRST_RUN = "results/adi/eval/porter/text/chunk-all.parquet"  # target of the partial run
 
 
 def small_config(mirror: Path | None) -> dict:
@@ -195,7 +194,7 @@ def test_repo_workflow_lints_clean():
 @dataclass
 class Workflow:
     workdir: Path
-    partial: subprocess.CompletedProcess  # the first run: one run file only
+    partial: subprocess.CompletedProcess  # the first run: one chunk file only
     full: subprocess.CompletedProcess  # then the default target
     first_run_mtime_ns: int  # FIRST_RUN's mtime after the partial run
     docs_mtime_ns: int
@@ -226,14 +225,12 @@ def shared(test):
 
 @shared
 def test_partial_run_then_full_run_does_not_redo_finished_jobs(workflow):
-    """The partial run did only what one run file needs (its chunk); the full run added the rest, nothing twice."""
+    """The partial run did only what one chunk file needs; the full run added the rest, nothing twice."""
     assert job_stats(workflow.partial.stdout) == {
-        "shard_documents": 1, "topics": 1, "build_index": 1, RETRIEVE: 1,
+        "shard_documents": 1, "topics": 1, "build_index": 1, "qrels": 1, CHUNK: 1,
     }
-    assert sorted(job_outputs(workflow.partial.stdout)[RETRIEVE]) == ALL_RUNS
-    assert job_stats(workflow.full.stdout) == {
-        "qrels": 1, EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1,
-    }
+    assert job_outputs(workflow.partial.stdout)[CHUNK] == [FIRST_RUN]
+    assert job_stats(workflow.full.stdout) == {"table": 1, "findings": 1, "report": 1, "all": 1}
     rerun = [path for paths in job_outputs(workflow.full.stdout).values() for path in paths]
     assert FIRST_RUN not in rerun
     assert "results/adi/docs" not in rerun
@@ -271,7 +268,7 @@ def test_one_log_per_job_mirroring_its_output(workflow):
         "results/adi/topics/text.parquet",
         "results/adi/qrels.parquet",
         "results/adi/index/porter",
-        *(f"results/adi/{kind}/porter/text/chunk-all" for kind in ("runs", "eval")),
+        "results/adi/eval/porter/text/chunk-all",
         f"results/tables/{EXPERIMENT}/table",  # the multiext table.{md,tex,html,csv}
         f"results/tables/{EXPERIMENT}/findings",  # findings.*, per_query.* and its figure
         "results/report.html",
@@ -285,14 +282,27 @@ def test_one_log_per_job_mirroring_its_output(workflow):
     found = {str(path.relative_to(workflow.workdir)) for path in logs.rglob("*")
              if path.is_file() and not path.name.endswith(".warnings.jsonl")}
     assert found == expected
-    retrieve_log = (logs / "adi/runs/porter/text/chunk-all.log").read_text(encoding="utf-8")
-    assert "scored 35 queries x 4 points of 2 families" in retrieve_log, retrieve_log
-    evaluate_log = (logs / "adi/eval/porter/text/chunk-all.log").read_text(encoding="utf-8")
-    assert "evaluated 4 runs" in evaluate_log, evaluate_log
+    chunk_log = (logs / "adi/eval/porter/text/chunk-all.log").read_text(encoding="utf-8")
+    assert "scored and evaluated 4 cells" in chunk_log, chunk_log
 
 
 @shared
-def test_runs_follow_the_run_contract(workflow):
+def test_the_chunk_keeps_every_cells_evaluation_and_no_run(workflow):
+    evaluations = pq.read_table(workflow.workdir / FIRST_RUN).to_pandas()
+    assert evaluations.columns.tolist() == ["model", "params", "qid", "measure", "value"]
+    assert sorted(evaluations.groupby(["model", "params"]).groups) == sorted(CELLS)
+    assert set(evaluations["measure"]) == {"AP", "P@10"}
+    assert not (workflow.workdir / "results/adi/runs").exists()
+
+
+@shared
+def test_a_cells_run_on_demand_follows_the_run_contract_and_evaluates_to_the_chunks_values(workflow, tmp_path):
+    """Runs are not kept: asked for by its path, a cell's run is made again (rule retrieve), and its
+    evaluation (rule evaluate) is the chunk's rows of that cell, value for value."""
+    targets = [f"results/adi/{kind}/porter/text/{model}/{params}.parquet" for kind in ("runs", "eval")
+               for model, params in CELLS]
+    assert_ok(snakemake(workflow.workdir, *targets))
+    chunk = pq.read_table(workflow.workdir / FIRST_RUN).to_pandas()
     for model, params in CELLS:
         path = workflow.workdir / f"results/adi/runs/porter/text/{model}/{params}.parquet"
         table = pq.read_table(path)
@@ -306,7 +316,11 @@ def test_runs_follow_the_run_contract(workflow):
             assert list(ranking["rank"]) == list(range(1, len(ranking) + 1))
             assert ranking["score"].is_monotonic_decreasing
         evaluation = pq.read_table(workflow.workdir / f"results/adi/eval/porter/text/{model}/{params}.parquet")
-        assert set(evaluation.column("measure").to_pylist()) == {"AP", "P@10"}
+        kept = chunk[(chunk["model"] == model) & (chunk["params"] == params)]
+        assert evaluation.to_pandas().to_dict("list") == kept[["qid", "measure", "value"]].to_dict("list")
+    for path in targets:  # the one-cell files go again: the other tests see the workflow's own results
+        (workflow.workdir / path).unlink()
+        (workflow.workdir / path).with_suffix(".provenance.json").unlink(missing_ok=True)
 
 
 @shared
@@ -334,7 +348,7 @@ class edited:
 
 @shared
 def test_changing_one_grid_value_reruns_only_its_chunk(workflow):
-    """mu 1000 -> 1500: the chunk holding the point reruns, retrieval and evaluation, and nothing upstream.
+    """mu 1000 -> 1500: the chunk holding the point reruns (retrieval and evaluation), and nothing upstream.
 
     Here that chunk is all four cells (one chunk fits them), so BM25's two reruns too: a chunk reruns
     whole, and chunks mix models (irgrid.config.Chunk). Which cells, with several chunks, is
@@ -344,34 +358,31 @@ def test_changing_one_grid_value_reruns_only_its_chunk(workflow):
     with edited(experiment, "- 1000\n", "- 1500\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {RETRIEVE: 1, EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
-    outputs = job_outputs(result.stdout)
-    changed = [f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in (1500, 500)]
-    unchanged_bm25 = [f"results/adi/runs/porter/text/bm25/{params}.parquet" for params in BM25_POINTS]
-    assert sorted(outputs[RETRIEVE]) == sorted(changed + unchanged_bm25)
-    assert sorted(outputs[EVALUATE]) == sorted(path.replace("/runs/", "/eval/") for path in changed + unchanged_bm25)
+    assert job_stats(result.stdout) == {CHUNK: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
+    assert job_outputs(result.stdout)[CHUNK] == [FIRST_RUN]
 
 
 @shared
 def test_a_cell_outside_the_config_is_one_target_away(workflow):
-    """A point of no grid is made by the one-cell rules; a cell of the config by its chunk, already done."""
+    """A point of no grid is made by the one-cell rules, as is a config cell's run (runs are not kept)."""
     off_grid = "results/adi/eval/porter/text/bm25/k1~2_b~0.75.parquet"
     result = snakemake(workflow.workdir, "-n", off_grid)
     assert_ok(result)
     assert job_stats(result.stdout) == {"retrieve": 1, "evaluate": 1}
     assert job_outputs(result.stdout)["retrieve"] == ["results/adi/runs/porter/text/bm25/k1~2_b~0.75.parquet"]
-    trec = snakemake(workflow.workdir, "-n", FIRST_RUN.replace(".parquet", ".trec"))
+    trec = snakemake(workflow.workdir, "-n", f"results/adi/runs/porter/text/bm25/{BM25_POINTS[0]}.trec")
     assert_ok(trec)
-    assert job_stats(trec.stdout) == {"trec_run": 1}
+    assert job_stats(trec.stdout) == {"retrieve": 1, "trec_run": 1}
 
 
 @shared
-def test_changing_the_measures_reruns_evaluations_not_retrieval(workflow):
+def test_changing_the_measures_reruns_the_chunks_not_the_index(workflow):
+    """A chunk's job retrieves and evaluates (no run is kept to evaluate again): new measures rerun it."""
     config = workflow.workdir / "config" / "config.yaml"
     with edited(config, "- P@10\n", "- P@10\n- P@5\n"):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
-    assert job_stats(result.stdout) == {EVALUATE: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
+    assert job_stats(result.stdout) == {CHUNK: 1, "table": 1, "findings": 1, "report": 1, "all": 1}
 
 
 @shared
@@ -381,7 +392,7 @@ def test_changing_the_analyzer_rebuilds_the_index_but_not_the_shards(workflow):
         result = snakemake(workflow.workdir, "-n")
     assert_ok(result)
     assert job_stats(result.stdout) == {
-        "build_index": 1, RETRIEVE: 1, EVALUATE: 1,
+        "build_index": 1, CHUNK: 1,
         "table": 1, "findings": 1, "report": 1, "all": 1,
     }
 
@@ -418,13 +429,19 @@ def chunked_workflow(tmp_path_factory, mirror) -> ChunkedWorkflow:
     return ChunkedWorkflow(workdir, full)
 
 
-def step_jobs(stats: dict[str, int], step: str) -> dict[str, int]:
-    """The chunk jobs of one step ('retrieve', 'evaluate') among a job-stats table."""
-    return {name: count for name, count in stats.items() if name.startswith(f"{step}.")}
+def chunk_labels(outputs: dict[str, list[str]]) -> list[str]:
+    """The labels of the chunk files the chunk jobs of a Snakemake log write (results/.../chunk-{label}.parquet)."""
+    return [re.fullmatch(r"results/adi/eval/porter/text/chunk-(.+)\.parquet", path).group(1)
+            for path in outputs.get(CHUNK, [])]
 
 
-def chunk_runs(outputs: dict[str, list[str]]) -> set[str]:
-    return {path for name, paths in outputs.items() if name.startswith("retrieve.") for path in paths}
+def chunk_cells(workdir: Path, labels: list[str]) -> set[str]:
+    """The model/params keys the chunks of ``labels`` hold (read from their files)."""
+    cells = set()
+    for label in labels:
+        table = pq.read_table(workdir / f"results/adi/eval/porter/text/chunk-{label}.parquet", columns=["model", "params"])
+        cells |= {f"{model}/{params}" for model, params in zip(*(table.column(n).to_pylist() for n in ("model", "params")))}
+    return cells
 
 
 CHUNKED = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.xdist_group("test_workflow_chunked")]
@@ -439,15 +456,15 @@ def chunked(test):
 @chunked
 def test_a_grid_larger_than_chunk_size_runs_as_several_chunk_jobs(chunked_workflow):
     stats = job_stats(chunked_workflow.full.stdout)
-    retrieve, evaluate = step_jobs(stats, "retrieve"), step_jobs(stats, "evaluate")
-    assert len(retrieve) >= 3 and set(retrieve.values()) == {1}
-    assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
+    labels = chunk_labels(job_outputs(chunked_workflow.full.stdout))
+    assert stats[CHUNK] == len(labels) >= 3 and len(set(labels)) == len(labels)
     assert "retrieve" not in stats and "evaluate" not in stats  # no one-cell jobs
-    outputs = job_outputs(chunked_workflow.full.stdout)
-    assert all(1 <= len(outputs[name]) <= CHUNK_SIZE for name in retrieve)
-    assert sorted(chunk_runs(outputs)) == sorted(f"results/adi/runs/porter/text/ql_dirichlet/mu~{mu}.parquet" for mu in MUS)
-    logs = chunked_workflow.workdir / "logs" / "adi" / "runs" / "porter" / "text"
-    assert len(list(logs.glob("chunk-*.log"))) == len(retrieve)
+    workdir = chunked_workflow.workdir
+    sizes = [len(chunk_cells(workdir, [label])) for label in labels]
+    assert all(1 <= size <= CHUNK_SIZE for size in sizes) and sum(sizes) == len(MUS)
+    assert chunk_cells(workdir, labels) == {f"ql_dirichlet/mu~{mu}" for mu in MUS}
+    logs = workdir / "logs" / "adi" / "eval" / "porter" / "text"
+    assert len(list(logs.glob("chunk-*.log"))) == len(labels)
 
 
 @chunked
@@ -459,25 +476,19 @@ def test_adding_a_point_reruns_only_the_chunk_it_falls_into(chunked_workflow):
         result = snakemake(chunked_workflow.workdir, "-n")
     assert_ok(result)
     stats = job_stats(result.stdout)
-    retrieve, evaluate = step_jobs(stats, "retrieve"), step_jobs(stats, "evaluate")
-    rerun = chunk_runs(job_outputs(result.stdout))
-    # By hand: the new point joins at most one chunk of at most CHUNK_SIZE points; that chunk reruns
-    # (as two or more jobs if it now has to split), with its evaluation; the other chunks' cells do not.
-    assert f"results/adi/runs/porter/text/ql_dirichlet/mu~{NEW_MU}.parquet" in rerun
-    assert len(rerun) <= CHUNK_SIZE + 1 < len(MUS) + 1
-    if len(rerun) <= CHUNK_SIZE:
-        assert len(retrieve) == 1  # room left: the chunk took the point without splitting
-    else:
-        assert len(retrieve) >= 2  # the chunk overflowed and split
-    assert {name.replace("retrieve.", "evaluate.", 1) for name in retrieve} == set(evaluate)
-    assert {name: count for name, count in stats.items() if "." not in name} == {"table": 1, "findings": 1, "report": 1, "all": 1}
+    labels = chunk_labels(job_outputs(result.stdout))
+    assert stats.pop(CHUNK) == len(labels)
+    assert stats == {"table": 1, "findings": 1, "report": 1, "all": 1}
     # Exactly the chunks that irgrid.config.split_by_hash changes, nothing else.
     # A chunk's cells are split by the digest of model, then point (ChunkCell.key, cell_hash).
     before = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in MUS], CHUNK_SIZE, digest=cell_hash)
     after = split_by_hash([f"ql_dirichlet/mu~{mu}" for mu in [*MUS, NEW_MU]], CHUNK_SIZE, digest=cell_hash)
     changed = [(label, keys) for label, keys in after if (label, keys) not in before]
-    assert set(retrieve) == {f"retrieve.adi.porter.text.{label}" for label, _ in changed}
-    assert rerun == {f"results/adi/runs/porter/text/{key}.parquet" for _, keys in changed for key in keys}
+    # By hand: the new point joins at most one chunk of at most CHUNK_SIZE points; that chunk reruns
+    # (as two or more jobs if it now has to split); the other chunks' cells do not.
+    assert f"ql_dirichlet/mu~{NEW_MU}" in {key for _, keys in changed for key in keys}
+    assert sum(len(keys) for _, keys in changed) <= CHUNK_SIZE + 1 < len(MUS) + 1
+    assert sorted(labels) == sorted(label for label, _ in changed)
 
 
 @shared
@@ -491,7 +502,13 @@ def test_retrieve_cli_writes_its_run_atomically(workflow, tmp_path, monkeypatch,
     args = ["retrieve", "--index", str(index), "--topics", str(topics), "--family", "bm25",
             "--params", BM25_POINTS[0], "--out", str(out)]
     assert cli.main(args) == 0
-    assert pq.read_table(out).equals(pq.read_table(workflow.workdir / FIRST_RUN))
+    # the run the chunk scored: evaluated alone, it gives the chunk's rows of that cell
+    evaluation = tmp_path / "eval.parquet"
+    assert cli.main(["evaluate", "--run", str(out), "--qrels", str(workflow.workdir / "results/adi/qrels.parquet"),
+                     "--topics", str(topics), "--measures", '["AP", "P@10"]', "--out", str(evaluation)]) == 0
+    chunk = pq.read_table(workflow.workdir / FIRST_RUN).to_pandas()
+    kept = chunk[(chunk["model"] == "bm25") & (chunk["params"] == BM25_POINTS[0])]
+    assert pq.read_table(evaluation).to_pandas().to_dict("list") == kept[["qid", "measure", "value"]].to_dict("list")
     out.unlink()
 
     real_write_table = pq.write_table

@@ -286,6 +286,24 @@ def cmd_evaluate(args) -> None:
              len(args.run), finished - started, imported - started, finished - imported)
 
 
+def cmd_chunk(args) -> None:
+    started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
+    from .chunk_job import evaluate_chunk, parse_chunk_cells, write_chunk_evaluation
+    from .report.provenance import run_provenance
+
+    cells = parse_chunk_cells(_json_argument(args.cells), "--cells")
+    measures = json.loads(args.measures)
+    imported = time.perf_counter()
+    table = evaluate_chunk(args.index, args.topics, args.qrels, cells, measures, depth=args.depth,
+                           threads=args.threads, parses=args.parses)
+    made_by = {key: value for key, value in run_provenance(args.index, args.topics, "", "", args.depth).items()
+               if key not in ("family", "params")}
+    write_chunk_evaluation(table, args.out, {**made_by, "qrels": str(args.qrels), "measures": measures})
+    finished = time.perf_counter()
+    log.info("scored and evaluated %d cells in %.2fs (imports %.2fs, retrieval and evaluation %.2fs)",
+             len(cells), finished - started, imported - started, finished - imported)
+
+
 def cmd_tie_aware(args) -> None:
     from .ties import compare_with_trec_eval, read_any_qrels, read_scored_run
 
@@ -351,7 +369,7 @@ def cmd_violations(args) -> None:
     spec = TableSpec(**json.loads(args.spec))
     started = time.perf_counter()
     per_doc = analyse_best_runs(pd.DataFrame(_json_argument(args.cells)), spec, json.loads(args.families), depth=args.depth,
-                                common_run=args.common_run)
+                                common_run=args.common_run, run_depth=args.run_depth)
     write_violations(per_doc, args.out)
     log.info("counted violations in %d query-document pairs in %.1fs", len(per_doc), time.perf_counter() - started)
 
@@ -554,6 +572,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", nargs="+", required=True, help="one per --run, in the same order")
     p.set_defaults(func=cmd_evaluate)
 
+    p = sub.add_parser("chunk", help="retrieve and evaluate a chunk of cells; write their per-query evaluations "
+                                     "(one file, no runs)")
+    p.add_argument("--index", required=True)
+    p.add_argument("--topics", required=True)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--cells", required=True,
+                   help="JSON list of [model, family, params], or - for standard input")
+    p.add_argument("--measures", required=True, help="JSON list of measure names")
+    p.add_argument("--depth", type=int, default=1000)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--parses", default=None, help="the collection's sentence parses (mrf_sentence)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_chunk)
+
     p = sub.add_parser("tie-aware", help="a run's measures over every ordering of its tied documents "
                        "(expected, best, worst) beside trec_eval's")
     p.add_argument("--run", required=True, help="an irgrid run (Parquet) or a TREC run file")
@@ -589,6 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", required=True, help="JSON {model name: family}")
     p.add_argument("--depth", type=int, default=1000)
     p.add_argument("--common-run", help="model whose best run's documents every model is also counted on")
+    p.add_argument("--run-depth", type=int, default=None,
+                   help="score each best run again at this retrieval depth (else read each cell's run file)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_violations)
 

@@ -8,8 +8,10 @@ naming it.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -117,6 +119,11 @@ class Cell:
     @property
     def eval_path(self) -> str:
         return cell_path("eval", self.collection, self.analyzer, self.queryset, self.model, self.params)
+
+
+def chunk_evaluation_path(collection: str, analyzer: str, queryset: str, label: str) -> str:
+    """A chunk's evaluation file (one wildcard rule makes every chunk's: the label is in the path)."""
+    return f"results/{collection}/eval/{analyzer}/{queryset}/chunk-{label}.parquet"
 
 
 def cell_path(kind: str, collection: str, analyzer: str, queryset: str, model: str, params: str) -> str:
@@ -443,17 +450,18 @@ def experiment_cells(config: Mapping[str, Any], name: str) -> list[Cell]:
     """Every cell of one experiment, in config order (collections, query sets, analyzers, models, grid)."""
     experiment = config["_experiments"][name]
     registry = config["_registry"]
+    # each model's points checked and encoded once, not once per collection and query set (a dry run
+    # of a 30,000-cell grid spent seconds here)
+    encoded = {model_name: [encode_point(point, get_model(model["family"]).parameter_names())
+                            for point in model_points(model)]
+               for model_name, model in experiment["models"].items()}
     cells = []
     for collection in experiment["collections"]:
         for queryset in experiment_querysets(experiment, registry[collection]):
             for analyzer in experiment_analyzers(experiment):
                 for model_name, model in experiment["models"].items():
-                    order = get_model(model["family"]).parameter_names()
-                    for point in model_points(model):
-                        cells.append(
-                            Cell(name, collection, queryset, analyzer, model_name, model["family"],
-                                 encode_point(point, order))
-                        )
+                    cells.extend(Cell(name, collection, queryset, analyzer, model_name, model["family"], params)
+                                 for params in encoded[model_name])
     return cells
 
 
@@ -508,19 +516,24 @@ def split_by_hash(params: Iterable[str], chunk_size: int, digest=None) -> list[t
     hashed = sorted((digest(encoded), encoded) for encoded in set(params))
     chunks: list[tuple[str, tuple[str, ...]]] = []
 
-    def split(members: list[tuple[int, str]], prefix: str) -> None:
+    digests = [value for value, _ in hashed]
+
+    def split(lo: int, hi: int, prefix: str) -> None:
+        # hashed[lo:hi] are the points under ``prefix``: sorted by digest, those whose next bit is 0
+        # come first, so a split is one bisection, not a pass over the members
         # Past the last bit only equal digests remain together: such a chunk may exceed chunk_size.
-        if len(members) <= chunk_size or len(prefix) == HASH_BITS:
-            chunks.append((prefix or WHOLE_GROUP, tuple(sorted(encoded for _, encoded in members))))
+        if hi - lo <= chunk_size or len(prefix) == HASH_BITS:
+            chunks.append((prefix or WHOLE_GROUP, tuple(sorted(encoded for _, encoded in hashed[lo:hi]))))
             return
         shift = HASH_BITS - 1 - len(prefix)
-        for bit in "01":
-            half = [member for member in members if (member[0] >> shift) & 1 == int(bit)]
-            if half:
-                split(half, prefix + bit)
+        ones = ((int(prefix, 2) << 1 | 1) << shift) if prefix else 1 << shift
+        middle = bisect.bisect_left(digests, ones, lo, hi)
+        for bit, (start, end) in zip("01", ((lo, middle), (middle, hi))):
+            if end > start:
+                split(start, end, prefix + bit)
 
     if hashed:
-        split(hashed, "")
+        split(0, len(hashed), "")
     return chunks
 
 
@@ -577,8 +590,19 @@ class Chunk:
     def eval_paths(self) -> list[str]:
         return [cell_path("eval", self.collection, self.analyzer, self.queryset, c.model, c.params) for c in self.cells]
 
-    def log_path(self, kind: str) -> str:
-        """One log per chunk job (kind 'runs' or 'eval'), beside the models' directories of its query set."""
+    @property
+    def evaluation_path(self) -> str:
+        """The chunk's evaluations, every cell's per-query values in one file (model and params columns):
+        what its job writes and what tables, figures and findings read (no run is kept)."""
+        return chunk_evaluation_path(self.collection, self.analyzer, self.queryset, self.label)
+
+    @property
+    def cells_json(self) -> str:
+        """What the chunk's job scores, as the job reads it: ``[[model, family, params], ...]`` in cell order."""
+        return json.dumps([[cell.model, cell.family, cell.params] for cell in self.cells])
+
+    def log_path(self, kind: str = "eval") -> str:
+        """One log per chunk job, beside its evaluation file (the path of its output, logs/ for results/)."""
         return f"logs/{self.collection}/{kind}/{self.analyzer}/{self.queryset}/chunk-{self.label}.log"
 
     def rule_name(self, step: str) -> str:

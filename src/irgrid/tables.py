@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InputFormatError
 from .evaluate import read_evaluation, read_parquet_file
@@ -194,11 +195,55 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """
     if cells.empty:
         raise ValueError("no evaluation files for the table")
+    if _is_chunk_evaluation(cells["path"].iloc[0]):
+        return _load_chunk_cells(cells).to_pandas()
     tables = [read_parquet_file(path) for path in cells["path"]]
     combined = _concat_evaluations(cells, tables)
     if combined is None:
         return _load_cells_one_by_one(cells)
     return combined.to_pandas()
+
+
+def _is_chunk_evaluation(path) -> bool:
+    """Whether ``path`` is a chunk's evaluation file (irgrid.chunk_job: cells as model, params columns),
+    not one cell's."""
+    import pyarrow.parquet as pq
+
+    return {"model", "params"} <= set(pq.read_schema(path).names)
+
+
+def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
+    """The cells' rows of their chunks' evaluation files, cell after cell in ``cells`` order (each cell's rows
+    in file order), with the cells' columns: the table one evaluation file a cell gives (_concat_evaluations).
+    Each file is read once, however many of its cells are listed."""
+    from .chunk_job import read_cell_evaluations
+
+    evaluations = read_cell_evaluations(dict.fromkeys(cells["path"]))
+    # a cell's rows are contiguous in its chunk's file: find each cell's slice from where the key changes
+    codes = [pc.dictionary_encode(evaluations.column(name)).combine_chunks() for name in ("path", "model", "params")]
+    indices = [code.indices.to_numpy(zero_copy_only=False) for code in codes]
+    changed = np.zeros(evaluations.num_rows, dtype=bool)
+    changed[:1] = True
+    for column in indices:
+        changed[1:] |= column[1:] != column[:-1]
+    starts = np.flatnonzero(changed)
+    ends = np.append(starts[1:], evaluations.num_rows)
+    names = [code.dictionary.to_pylist() for code in codes]
+    slices = {tuple(names[k][indices[k][start]] for k in range(3)): (start, end)
+              for start, end in zip(starts.tolist(), ends.tolist())}
+    rows, lengths = [], []
+    for path, model, params in zip(cells["path"], cells["model"], cells["params"]):
+        found = slices.get((str(path), str(model), str(params)))
+        if found is None:
+            raise InputFormatError(path, None, f"the evaluations of {model} at {params}", "no rows of that cell")
+        rows.append(np.arange(*found))
+        lengths.append(found[1] - found[0])
+    combined = evaluations.select(_EVALUATION_COLUMNS).take(pa.array(np.concatenate(rows)))
+    cell_of_row = pa.array(np.repeat(np.arange(len(cells)), lengths))
+    for column in _CELL_COLUMNS:
+        values = pa.array(cells[column].astype(str).to_numpy(dtype=object), pa.string())
+        combined = combined.append_column(column, values.take(cell_of_row))
+    return combined.combine_chunks()
 
 
 def _concat_evaluations(cells: pd.DataFrame, tables: list[pa.Table]) -> pa.Table | None:

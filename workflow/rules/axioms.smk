@@ -1,5 +1,5 @@
-# Axiomatic constraint violations (C1-C4) in the best run of each model, and in the common
-# benchmark run (axiom_common_run), per collection; then the violation table, the paper's claims
+# Axiomatic constraint violations (C1-C4) in the best run of each model (scored again in the job:
+# runs are not kept), and in the common benchmark run (axiom_common_run), per collection; then the violation table, the paper's claims
 # about the violations and the violations-against-effectiveness figure of the experiment.
 
 
@@ -17,15 +17,17 @@ rule violations:
         "results/benchmarks/axioms/{experiment}/{collection}.tsv"
     params:
         spec=experiment_selection_spec,
-        cells=experiment_collection_cells,
+        cells=untracked(experiment_collection_cells),
+        cells_digest=digest_of(experiment_collection_cells),
         families=experiment_families,
         depth=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_depth"],
+        run_depth=config["retrieval"]["depth"],
         common_run=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["axiom_common_run"],
     conda:
         "../envs/irgrid.yaml"
     shell:
         "irgrid violations --spec {params.spec:q} --cells - --families {params.families:q}"
-        " --depth {params.depth} --common-run {params.common_run:q} --out {output:q} 2> {log:q}"
+        " --depth {params.depth} --run-depth {params.run_depth} --common-run {params.common_run:q} --out {output:q} 2> {log:q}"
         " <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
@@ -47,7 +49,8 @@ rule violation_table:
         "results/benchmarks/tables/{experiment}/violations.tsv"
     params:
         spec=experiment_table_spec,
-        cells=experiment_table_cells,
+        cells=untracked(experiment_table_cells),
+        cells_digest=digest_of(experiment_table_cells),
         table_dir="results/tables/{experiment}",
         figure_dir="results/figures/{experiment}",
         axiom_options=experiment_axiom_options,

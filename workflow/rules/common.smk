@@ -1,5 +1,6 @@
 # Config validation and the input helpers every stage uses. Logic lives in irgrid.config.
 import functools
+import hashlib
 import json
 import shlex
 import sys
@@ -18,7 +19,7 @@ from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
 from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
-from irgrid.report.manifest import benchmark_path, manifest_inputs, raw_file_rows, report_manifest, report_path
+from irgrid.report.manifest import manifest_inputs, raw_file_rows, report_manifest, report_path
 
 
 # Snakemake's scheduler would start one more re-evaluation timer at each pass, a crowd that grows
@@ -60,6 +61,10 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
 REGISTRY = str(resolve_path(config["registry"]))
 # The retrieve and evaluate jobs: every cell of every experiment in exactly one chunk.
 RETRIEVAL_CHUNKS = retrieval_chunks(IRGRID_ALL)
+# The chunk of each (collection, analyzer, query set, label): what rule chunk's job scores.
+CHUNKS_BY_KEY = {(chunk.collection, chunk.analyzer, chunk.queryset, chunk.label): chunk for chunk in RETRIEVAL_CHUNKS}
+# Each cell's chunk evaluation file, by the cell's run path (the key experiments share).
+CHUNK_EVALUATION_OF_CELL = {path: chunk.evaluation_path for chunk in RETRIEVAL_CHUNKS for path in chunk.run_paths}
 # Where index builds run: local Dask processes, dask.scheduler or a dask.cluster the job starts.
 INDEX_PLACEMENT = index_placement(config["dask"])
 # The families whose runs come with a table of each query's phrases and their weights.
@@ -75,6 +80,7 @@ wildcard_constraints:
     experiment="[^/]+",
     parameter="[A-Za-z0-9_]+",
     table="table|table_cv|table_tuned",
+    label="(parses-)?([01]+|all)",
 
 
 # Digests of the raw collection files, kept between runs so that a dry run hashes only new or changed files.
@@ -159,6 +165,26 @@ def retrieval_inputs(collection, analyzer, queryset, family):
     return inputs
 
 
+def chunk_of(wildcards):
+    """The chunk a rule chunk job makes (from its path's wildcards); a label of no chunk is an error naming it."""
+    key = (wildcards.collection, wildcards.analyzer, wildcards.queryset, wildcards.label)
+    if key not in CHUNKS_BY_KEY:
+        where = ", ".join(f"{name} {value}" for name, value in zip(("collection", "analyzer", "query set", "label"), key))
+        raise ValueError(f"no chunk of the config has {where}: chunk files are made for the config's chunks only")
+    return CHUNKS_BY_KEY[key]
+
+
+def chunk_inputs(wildcards):
+    chunk = chunk_of(wildcards)
+    return {**retrieval_inputs(chunk.collection, chunk.analyzer, chunk.queryset, chunk.families[0]),
+            "qrels": f"results/{chunk.collection}/qrels.parquet"}
+
+
+def evaluation_files(cells):
+    """The chunk evaluation files holding ``cells``, each once, in first-use order."""
+    return list(dict.fromkeys(CHUNK_EVALUATION_OF_CELL[cell.run_path] for cell in cells))
+
+
 def cell_inputs(wildcards):
     return retrieval_inputs(wildcards.collection, wildcards.analyzer, wildcards.queryset, family_of_model(wildcards))
 
@@ -172,7 +198,7 @@ def cells_of(experiment):
 
 
 def experiment_evaluations(wildcards):
-    return [cell.eval_path for cell in cells_of(wildcards.experiment)]
+    return evaluation_files(cells_of(wildcards.experiment))
 
 
 def experiment_table_inputs(wildcards):
@@ -180,18 +206,19 @@ def experiment_table_inputs(wildcards):
     experiment = IRGRID["_experiments"][wildcards.experiment]
     cells = cells_of(wildcards.experiment)
     topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells}) if experiment["query_subsets"] else []
-    return [cell.eval_path for cell in cells] + topics
+    return evaluation_files(cells) + topics
 
 
 def experiment_collection_cells(wildcards):
-    """The table cells of one collection, with the run, index and topics paths the analysis reads."""
+    """The table cells of one collection, with the evaluation, index and topics paths the analysis reads
+    (it scores the best runs again: runs are not kept)."""
     return json.dumps([cell for cell in json.loads(experiment_table_cells(wildcards)) if cell["collection"] == wildcards.collection])
 
 
 def experiment_collection_inputs(wildcards):
     """The violation counting's inputs: with each index its forward index (IndexReader.forward finds it there)."""
     cells = json.loads(experiment_collection_cells(wildcards))
-    return sorted({path for cell in cells for path in (cell["path"], cell["run"], cell["index"], cell["topics"],
+    return sorted({path for cell in cells for path in (cell["path"], cell["index"], cell["topics"],
                                                        str(forward_index_dir(cell["index"])))})
 
 
@@ -215,6 +242,18 @@ def experiment_violation_files(wildcards):
     return [f"results/axioms/{wildcards.experiment}/{collection}.parquet" for collection in experiment["collections"]]
 
 
+def untracked(cells_json):
+    """A params function of the job's cells that Snakemake does not store as a rerun trigger (a params
+    function taking `output`, common.smk's collection_sources): an experiment's cells are megabytes
+    of JSON at 100,000 cells, kept in .snakemake/metadata for every output file of its jobs. Their
+    digest (digest_of) is the tracked param: the same cells, the same digest."""
+    return lambda wildcards, output: cells_json(wildcards)
+
+
+def digest_of(cells_json):
+    return lambda wildcards: hashlib.sha256(cells_json(wildcards).encode("utf-8")).hexdigest()
+
+
 def experiment_table_cells(wildcards):
     return table_cells_json(wildcards.experiment)
 
@@ -234,7 +273,7 @@ def table_cells_json(experiment_name):
             "topics": f"results/{cell.collection}/topics/{cell.queryset}.parquet",
             "model": cell.model,
             "params": cell.params,
-            "path": cell.eval_path,
+            "path": CHUNK_EVALUATION_OF_CELL[cell.run_path],
         }
         for cell in cells_of(experiment_name)
     ]
@@ -333,15 +372,10 @@ def get_final_output():
 # The report (workflow/rules/report.smk): findings, per-query evidence, provenance.
 
 
-def chunk_benchmark(chunk, kind):
-    """Time and memory of a chunk's job (Snakemake's benchmark file), beside results, not logs."""
-    return benchmark_path(chunk, kind)
-
-
 def findings_inputs(wildcards):
     """The evaluations of an experiment and its query sets' topics (the queries' text)."""
     cells = cells_of(wildcards.experiment)
-    return [cell.eval_path for cell in cells] + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+    return evaluation_files(cells) + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
 
 
 @functools.cache

@@ -1,7 +1,8 @@
 # Every experiment's tables, findings, per-query evidence and figures, the provenance of each cell
 # and where the run's time went -> results/report.html (one self-contained file); a subset run's
 # report is a file of its own, REPORT_PATH (common.smk), so it never replaces the whole run's.
-# The manifest (irgrid.report.manifest) reaches the command on standard input, as the cells do.
+# The manifest (irgrid.report.manifest) reaches the command on standard input, as the cells do; its
+# digest is the tracked param (common.smk, untracked and digest_of).
 
 
 rule report:
@@ -14,7 +15,8 @@ rule report:
     benchmark:
         f"results/benchmarks/{REPORT_NAME}.tsv"
     params:
-        manifest=lambda wildcards: report_manifest_json(),
+        manifest=untracked(lambda wildcards: report_manifest_json()),
+        manifest_digest=digest_of(lambda wildcards: report_manifest_json()),
     conda:
         "../envs/irgrid.yaml"
     shell:

@@ -1,74 +1,36 @@
-# Runs: the grid cells of every experiment, retrieved chunk by chunk.
+# The grid cells of every experiment, retrieved and evaluated chunk by chunk; only evaluations are kept.
 #
-# One rule per chunk (irgrid.config.retrieval_chunks): up to retrieval.chunk_size cells of any
-# models on one collection, analyzer and query set, scored in one process (one postings read per
-# family). Its outputs are the cells' own run files, listed explicitly, and its models' families
-# and points are params, so a chunk reruns when one of its files is missing or its cells change,
-# and no other chunk does.
+# One wildcard rule makes every chunk (irgrid.config.retrieval_chunks): up to retrieval.chunk_size
+# cells of any models on one collection, analyzer and query set, scored and evaluated in one process
+# (one postings read per family, one qrels load). Its output is one file, the chunk's evaluations
+# (chunk label in the path); its cells are a param looked up from the label, so a chunk reruns when
+# its file is missing or its cells, depth or measures change, and no other chunk does. Runs are not
+# kept: the one-cell rule `retrieve` below makes any cell's run on demand, the same bytes.
+rule chunk:
+    input:
+        unpack(chunk_inputs),
+    output:
+        "results/{collection}/eval/{analyzer}/{queryset}/chunk-{label}.parquet",
+    log:
+        "logs/{collection}/eval/{analyzer}/{queryset}/chunk-{label}.log",
+    benchmark:
+        "results/benchmarks/{collection}/eval/{analyzer}/{queryset}/chunk-{label}.tsv"
+    params:
+        cells=lambda wildcards: chunk_of(wildcards).cells_json,
+        measures=lambda wildcards: json.dumps([*IRGRID["measures"], *chunk_of(wildcards).tie_measures]),
+        depth=config["retrieval"]["depth"],
+        parses=lambda wildcards: parses_argument(wildcards.collection, chunk_of(wildcards).families[0]),
+    threads: 1  # more with --set-threads: the fused kernels split the query set across threads
+    conda:
+        "../envs/irgrid.yaml"
+    shell:
+        "irgrid chunk --index {input.index:q} --topics {input.topics:q} --qrels {input.qrels:q} {params.parses}"
+        " --measures {params.measures:q} --depth {params.depth} --threads {threads} --cells -"
+        " --out {output:q} 2> {log:q} <<'IRGRID_CELLS'\n{params.cells}\nIRGRID_CELLS"
 
 
-# A chunk of parse-tree models (mrf_sentence) also reads the collection's sentence parses. It is a
-# rule of its own form rather than an option of every command: a rule's command is looked up when
-# its job runs (not per loop iteration), and a changed command would rerun every other chunk.
-for chunk in RETRIEVAL_CHUNKS:
-
-    if not chunk.uses_parses:
-
-        rule:
-            name:
-                chunk.rule_name("retrieve")
-            input:
-                index=f"results/{chunk.collection}/index/{chunk.analyzer}",
-                topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
-            output:
-                chunk.run_paths,
-            log:
-                chunk.log_path("runs"),
-            benchmark:
-                chunk_benchmark(chunk, "runs")
-            params:
-                families=chunk.families,
-                points=chunk.params,
-                depth=config["retrieval"]["depth"],
-            threads: 1  # more with --set-threads: the fused kernels split the query set across threads
-            conda:
-                "../envs/irgrid.yaml"
-            shell:
-                "irgrid retrieve --index {input.index:q} --topics {input.topics:q}"
-                " --family {params.families:q} --params {params.points:q} --depth {params.depth}"
-                " --threads {threads} --out {output:q} 2> {log:q}"
-
-    else:
-
-        rule:
-            name:
-                chunk.rule_name("retrieve")
-            input:
-                index=f"results/{chunk.collection}/index/{chunk.analyzer}",
-                topics=f"results/{chunk.collection}/topics/{chunk.queryset}.parquet",
-                parses=parses_path(chunk.collection, chunk.families[0]),
-            output:
-                chunk.run_paths,
-            log:
-                chunk.log_path("runs"),
-            benchmark:
-                chunk_benchmark(chunk, "runs")
-            params:
-                families=chunk.families,
-                points=chunk.params,
-                depth=config["retrieval"]["depth"],
-            threads: 1
-            conda:
-                "../envs/irgrid.yaml"
-            shell:
-                "irgrid retrieve --index {input.index:q} --topics {input.topics:q} --parses {input.parses:q}"
-                " --family {params.families:q} --params {params.points:q} --depth {params.depth}"
-                " --threads {threads} --out {output:q} 2> {log:q}"
-
-
-# A cell outside the config (a model of the config at any point, asked for by its path) is one job
-# of its own. A cell of the config always comes from its chunk: Snakemake prefers a rule without
-# wildcards when two can make a file.
+# Any cell's run (of the config, or a model of the config at any other point), asked for by its path:
+# one job of its own, the run the cell's chunk scored (runs are deterministic; tests/test_chunk_job.py).
 rule retrieve:
     input:
         unpack(cell_inputs),

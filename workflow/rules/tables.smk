@@ -18,7 +18,8 @@ rule table:
         "results/benchmarks/tables/{experiment}/{table}.tsv"
     params:
         spec=experiment_table_spec,
-        cells=experiment_table_cells,
+        cells=untracked(experiment_table_cells),
+        cells_digest=digest_of(experiment_table_cells),
         out_dir="results/tables/{experiment}",
     conda:
         "../envs/irgrid.yaml"
@@ -43,7 +44,8 @@ rule figures:
         "results/benchmarks/figures/{experiment}.tsv"
     params:
         spec=experiment_table_spec,
-        cells=experiment_table_cells,
+        cells=untracked(experiment_table_cells),
+        cells_digest=digest_of(experiment_table_cells),
         out_dir="results/figures/{experiment}",
     conda:
         "../envs/irgrid.yaml"
@@ -66,7 +68,8 @@ rule parameter_figure:
         "results/benchmarks/figures/{experiment}-parameter-{parameter}.tsv"
     params:
         spec=experiment_table_spec,
-        cells=experiment_table_cells,
+        cells=untracked(experiment_table_cells),
+        cells_digest=digest_of(experiment_table_cells),
         out_dir="results/figures/{experiment}",
     conda:
         "../envs/irgrid.yaml"
@@ -100,7 +103,8 @@ rule findings:
         claims=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["claims"]),
         verdict_selection=lambda wildcards: IRGRID["_experiments"][wildcards.experiment]["verdict_selection"],
         paper_test=lambda wildcards: json.dumps(IRGRID["_experiments"][wildcards.experiment]["paper_test"]),
-        cells=experiment_table_cells,
+        cells=untracked(experiment_table_cells),
+        cells_digest=digest_of(experiment_table_cells),
         table_dir="results/tables/{experiment}",
         figure_dir="results/figures/{experiment}",
     conda:

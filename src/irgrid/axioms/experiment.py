@@ -45,14 +45,17 @@ INVERSE_CORRELATION, FEWEST_VIOLATIONS = "inverse_correlation", "fewest_violatio
 
 
 def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, str], depth: int = 1000,
-                      common_run: str | None = None) -> pd.DataFrame:
+                      common_run: str | None = None, run_depth: int | None = None) -> pd.DataFrame:
     """Violations per (query, document) of every model's best run on one collection.
 
     ``cells``: collection, queryset (row label), analyzer, model, params, path (evaluation),
     run, index, topics. Returns the per-document counts with the row's keys and ``counted_on``:
     ``own`` for the documents of the model's own best run; with ``common_run`` (a model name),
     also ``common`` for the documents of that model's best run, counted with each model.
+    ``run_depth``: the retrieval depth the runs were made at; the best runs are then scored again
+    here (irgrid.chunk_job.recompute_run: the workflow keeps no runs), else read from ``run``.
     """
+    from ..chunk_job import recompute_run
     from ..index import IndexReader
     from ..retrieve import read_run, read_topics
     from ..tables import load_cells
@@ -71,7 +74,12 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
         for model in spec.models:
             params, _ = select_point(row[row["model"] == model], best_spec)
             cell = row_cells[(row_cells["model"] == model) & (row_cells["params"] == params)].iloc[0]
-            best.append((model, params, cell, read_run(cell["run"])))
+            if run_depth is None:
+                run = read_run(cell["run"])
+            else:
+                run = recompute_run(index, topics, families[model], params, run_depth).to_pandas()
+                run = run.astype({"qid": object, "docno": object})  # the columns read_run gives
+            best.append((model, params, cell, run))
         runs = [(run, families[model], decode_point(params)) for model, params, _, run in best]
         counted_on = [OWN] * len(best)
         if common_run is not None:

@@ -198,16 +198,15 @@ def _cells_table(name: str, experiment: Mapping[str, Any], table: Mapping[str, s
                     f"{_p(m['p_value'])} / {_p(m['p_corrected'])}"
         cell = cells.get((collection, queryset, model, params))
         if cell is None:
-            entry.update({"config digest": "several points (cross-validated)", "code": "", "retrieval": "",
-                          "evaluation": ""})
+            entry.update({"config digest": "several points (cross-validated)", "code": "",
+                          "retrieval and evaluation": ""})
         else:
-            made = read_run_provenance(cell["run"])
+            made = read_run_provenance(cell["evaluation"])  # the chunk's evaluation file: no run is kept
             entry["config digest"] = cell["digest"][:12]
             entry["code"] = (f"{made.get('irgrid_version', '?')} @ {str(made.get('git_commit') or 'unknown')[:12]}"
                              if made else "no provenance")
             points = cell["chunk_points"]
-            entry["retrieval"] = f"{_job_cost(benchmarks, cell['retrieve_benchmark'])} / {points} pts"
-            entry["evaluation"] = f"{_job_cost(benchmarks, cell['evaluate_benchmark'])} / {points} pts"
+            entry["retrieval and evaluation"] = f"{_job_cost(benchmarks, cell['chunk_benchmark'])} / {points} pts"
         lines.append(entry)
     frame = pd.DataFrame(lines)
     return _frame_table(frame, left=("row", "model", "parameters", "config digest", "code"))

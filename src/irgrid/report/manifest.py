@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Chunk, experiment_analyzers, experiment_cells, experiment_querysets
-from .provenance import cell_digest
+from .provenance import cell_digest, cell_digests
 
 TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
 #: the report of a whole run; a subset run writes report-<its experiments>[-on-<its collections>].html
@@ -85,9 +85,9 @@ def warning_sources(config: Mapping[str, Any]) -> dict[str, list[str]]:
     return {"config": run_warnings(config), "logs": logs}
 
 
-def benchmark_path(chunk: Chunk, kind: str) -> str:
-    """A chunk job's Snakemake benchmark file (kind 'runs' or 'eval'); the rules use the same path."""
-    job = chunk.log_path(kind).removeprefix("logs/").removesuffix(".log")
+def benchmark_path(chunk: Chunk) -> str:
+    """A chunk job's Snakemake benchmark file (rule chunk writes it there)."""
+    job = chunk.log_path().removeprefix("logs/").removesuffix(".log")
     return f"results/benchmarks/{job}.tsv"
 
 
@@ -123,6 +123,8 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk],
 
     benchmarks: dict[str, dict[str, str]] = {}
     indexes: dict[str, dict[str, str]] = {}
+    digests: dict[tuple[str, str, str], Any] = {}  # cell_digests of each collection, analyzer and query set
+    jobs: dict[int, tuple[str, str, str]] = {}  # each chunk's benchmark, job name, evaluation file, made once
     experiments = {}
     for name, experiment in config["_experiments"].items():
         analyzers = experiment_analyzers(experiment)
@@ -131,20 +133,26 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk],
         for cell in experiment_cells(config, name):
             chunk = chunk_of[cell.run_path]
             index = f"results/{cell.collection}/index/{cell.analyzer}"
-            indexes[index] = {"collection": cell.collection, "analyzer": cell.analyzer}
-            benchmarks[index_benchmark_path(cell.collection, cell.analyzer)] = {
-                "stage": "index", "job": f"build_index {cell.collection}/{cell.analyzer}", "collection": cell.collection}
-            runs, evals = benchmark_path(chunk, "runs"), benchmark_path(chunk, "eval")
-            benchmarks[runs] = {"stage": "retrieve", "job": chunk.rule_name("retrieve"), "collection": cell.collection}
-            benchmarks[evals] = {"stage": "evaluate", "job": chunk.rule_name("evaluate"), "collection": cell.collection}
+            key = (cell.collection, cell.analyzer, cell.queryset)
+            if key not in digests:
+                indexes[index] = {"collection": cell.collection, "analyzer": cell.analyzer}
+                benchmarks[index_benchmark_path(cell.collection, cell.analyzer)] = {
+                    "stage": "index", "job": f"build_index {cell.collection}/{cell.analyzer}",
+                    "collection": cell.collection}
+                digests[key] = cell_digests(config["analyzers"][cell.analyzer], entry(cell.collection), cell.queryset,
+                                            depth, config["measures"])
+            if id(chunk) not in jobs:
+                jobs[id(chunk)] = (benchmark_path(chunk), chunk.rule_name("chunk"), chunk.evaluation_path)
+                benchmarks[jobs[id(chunk)][0]] = {"stage": "retrieve and evaluate", "job": jobs[id(chunk)][1],
+                                                  "collection": cell.collection}
+            job, _, evaluation = jobs[id(chunk)]
             cells.append({
                 "collection": cell.collection,
                 "queryset": f"{cell.queryset}, {cell.analyzer}" if several else cell.queryset,
                 "analyzer": cell.analyzer, "model": cell.model, "family": cell.family, "params": cell.params,
-                "run": cell.run_path, "index": index, "retrieve_benchmark": runs, "evaluate_benchmark": evals,
-                "chunk_points": len(chunk.params),
-                "digest": cell_digest(cell.family, cell.params, config["analyzers"][cell.analyzer],
-                                      entry(cell.collection), cell.queryset, depth, config["measures"]),
+                "run": cell.run_path, "evaluation": evaluation, "index": index, "chunk_benchmark": job,
+                "chunk_points": len(chunk.cells),
+                "digest": digests[key](cell.family, cell.params),
             })
         experiments[name] = {
             "source": config.get("_experiment_sources", {}).get(name, ""),

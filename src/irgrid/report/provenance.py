@@ -48,6 +48,25 @@ def cell_digest(family: str, params: str, analyzer: Mapping[str, Any], collectio
                    "measures": list(measures)})
 
 
+def cell_digests(analyzer: Mapping[str, Any], collection_entry: Mapping[str, Any], queryset: str, depth: int,
+                 measures: Iterable[str]):
+    """:func:`cell_digest` of the cells of one collection, analyzer and query set: a function of (family,
+    params) that serialises the parts they share once (a 30,000-cell manifest dumped the registry entry
+    30,000 times). The same canonical JSON, so the same digests."""
+    def dump(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+    # the keys in sorted order, as json.dumps(sort_keys=True) writes them
+    head = f'{{"analyzer":{dump(dict(analyzer))},"collection":{dump(dict(collection_entry))},"depth":{dump(depth)},"family":'
+    middle = f',"measures":{dump(list(measures))},"params":'
+    tail = f',"queryset":{dump(queryset)}}}'
+
+    def of(family: str, params: str) -> str:
+        return hashlib.sha256(f"{head}{dump(family)}{middle}{dump(params)}{tail}".encode()).hexdigest()
+
+    return of
+
+
 @functools.cache
 def git_commit(repo: str | os.PathLike = REPO_ROOT) -> str | None:
     """The checkout's commit (with ``+dirty`` when tracked files differ from it), or None outside git.

@@ -1,0 +1,216 @@
+"""One chunk's job: retrieve and evaluate its cells in one process, keep the evaluations, not the runs.
+
+Tables, cross-validation, figures and findings read per-query evaluations only, so a chunk's job
+writes one file: every cell's per-query values with the cell as columns (``model``, ``params``),
+cells in chunk order, each cell's rows as ``irgrid evaluate`` writes them for its run. The runs
+are scored, evaluated in memory and dropped. A run something reads again (violation counts, TREC
+export, a look at one cell) is made on demand by the one-cell ``retrieve`` rule, or in the
+consumer's process (:func:`recompute_run`): scoring is deterministic and a point's run does not
+depend on the other points scored beside it (``tests/test_chunk_job.py``), so it is the run a full
+store would have held.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import InputFormatError
+
+log = logging.getLogger(__name__)
+
+#: a chunk's evaluation file: the cell's model and point, then the per-query rows of irgrid.evaluate
+CHUNK_EVALUATION_SCHEMA = pa.schema([
+    pa.field("model", pa.string()), pa.field("params", pa.string()),
+    pa.field("qid", pa.string()), pa.field("measure", pa.string()), pa.field("value", pa.float64()),
+])
+# model, params and measure repeat on every row of a cell: dictionary pages keep them a few bytes a file
+CHUNK_WRITE_OPTIONS = {"use_dictionary": ["model", "params", "qid", "measure"], "write_statistics": False}
+
+
+def parse_chunk_cells(data: Any, source: str = "--cells") -> list[tuple[str, str, str]]:
+    """The chunk's cells ``[[model, family, params], ...]`` (:attr:`irgrid.config.Chunk.cells_json`), checked."""
+    if not isinstance(data, list) or not data:
+        raise InputFormatError(source, None, "a non-empty JSON list of [model, family, params]", found=repr(data)[:80])
+    cells = []
+    for position, cell in enumerate(data, start=1):
+        if not (isinstance(cell, list) and len(cell) == 3 and all(isinstance(part, str) and part for part in cell)):
+            raise InputFormatError(source, None, f"cell {position} as [model, family, params] (three names)",
+                                   found=repr(cell)[:80])
+        cells.append((cell[0], cell[1], cell[2]))
+    return cells
+
+
+def evaluate_chunk(
+    index_path: str | os.PathLike,
+    topics_path: str | os.PathLike,
+    qrels_path: str | os.PathLike,
+    cells: Sequence[tuple[str, str, str]],
+    measures: Sequence[str],
+    depth: int = 1000,
+    threads: int = 1,
+    parses: str | os.PathLike | None = None,
+) -> pa.Table:
+    """Every cell's per-query evaluation (``CHUNK_EVALUATION_SCHEMA``), in ``cells`` order.
+
+    Each family's points are scored in one pass over the index and topics opened once
+    (``retrieve_grid``); the qrels are handed to ir-measures once (``RunEvaluator``). A cell's rows
+    are the ones ``irgrid evaluate`` gives its run file: the same measures, tie-aware names from the
+    scores (``irgrid.ties``) after ir-measures' values.
+    """
+    from .evaluate import RunEvaluator, read_qrels_table, read_topic_qids
+    from .grid import decode_point
+    from .index import IndexReader
+    from .retrieve import read_topics
+    from .ties import evaluate_ties, is_tie_aware_name
+
+    tie_aware = [name for name in measures if is_tie_aware_name(name)]
+    names = [name for name in measures if name not in tie_aware]
+    topic_qids = read_topic_qids(topics_path)
+    qrels = read_qrels_table(qrels_path)
+    evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=qrels_path) if names or not tie_aware else None
+    index = IndexReader(index_path)
+    topics = read_topics(topics_path)
+    positions_of: dict[str, list[int]] = {}
+    for position, (_, family, _) in enumerate(cells):
+        positions_of.setdefault(family, []).append(position)
+    evaluations: list[pa.Table | None] = [None] * len(cells)
+    # Without tie-aware names and with rank-only measures, a run reaches ir-measures only up to each
+    # query's last judged document (irgrid.evaluate.RANK_ONLY_MEASURES): those rows are picked here on
+    # document ids, and only they get their docno strings.
+    judged = _JudgedDocuments(qrels, topic_qids, index) if not tie_aware and _rank_only(names) else None
+    for family, positions in positions_of.items():
+        points = [decode_point(cells[p][2]) for p in positions]
+        runs = _scored_runs(index, topics, family, points, depth, threads, parses, judged)
+        for run, position in zip(runs, positions):
+            per_query = evaluator.evaluate_table(run) if evaluator else None
+            if tie_aware:
+                tied = evaluate_ties(run, qrels, tie_aware, evaluator.judged if evaluator else topic_qids,
+                                     run_source=f"{cells[position][0]}/{cells[position][2]}")
+                per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
+            evaluations[position] = _with_cell(per_query, cells[position][0], cells[position][2])
+        del runs  # a family's runs are dropped before the next family's are scored
+    return pa.concat_tables(evaluations).combine_chunks()
+
+
+def _rank_only(names: Sequence[str]) -> bool:
+    """Whether every measure's value depends only on the ranks of a query's judged documents."""
+    from .evaluate import RANK_ONLY_MEASURES, parse_measures
+
+    return all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
+               for measure in parse_measures(names))
+
+
+class _JudgedDocuments:
+    """The judged (query, document) pairs as int64 keys of query id and document id, for picking a run's
+    rows up to each query's last judged document without a docno string per row."""
+
+    def __init__(self, qrels: pa.Table, topic_qids: Sequence[str], index):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        docnos = getattr(index, "docnos_arrow", None)
+        if docnos is None:
+            docnos = pa.array(np.asarray(index.docnos, dtype=object), pa.string())
+        self.num_docs = len(docnos)
+        topics = set(topic_qids)
+        qids = [str(qid) for qid in qrels.column("qid").to_pylist()]
+        docids = pc.index_in(qrels.column("docno").cast(pa.string()), value_set=docnos).to_numpy(zero_copy_only=False)
+        self.pairs = [(qid, int(docid)) for qid, docid in zip(qids, docids)
+                      if qid in topics and docid == docid]  # NaN: a judged document the index lacks
+
+    def keys(self, qids: Sequence[str]):
+        """The judged pairs of the query set ``qids`` as sorted keys (query position x documents + docid)."""
+        import numpy as np
+
+        position = {qid: i for i, qid in enumerate(qids)}
+        return np.unique(np.array([position[qid] * self.num_docs + docid for qid, docid in self.pairs
+                                   if qid in position], dtype=np.int64))
+
+
+def _scored_runs(index, topics, family: str, points, depth: int, threads: int, parses, judged):
+    """Each point's run as an Arrow table (qid, docno, rank, score), in ``points`` order: the runs of
+    ``retrieve_grid`` (the same rankings: Scorer.top_points), with only the rows up to each query's last
+    judged document when ``judged`` is given (what the evaluation reads)."""
+    import numpy as np
+
+    from .models import get_model
+    from .retrieve import RUN_SCHEMA, Scorer, _warn_of_empty_queries
+
+    model = get_model(family)
+    checked = [model.check_point(point) for point in points]
+    scorer = Scorer(index, threads=threads)
+    if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        from .sentences.features import SentenceParses
+
+        parses = SentenceParses.load(parses, index)
+    queries = scorer.prepare(topics, model, checked, parses=parses)
+    _warn_of_empty_queries(queries)
+    qids = pa.array(list(queries.qids), pa.string())
+    keys = judged.keys(list(queries.qids)) if judged is not None else None
+    for docids, scores, offsets in scorer.top_points(model, queries, checked, depth):
+        query_of_row = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(offsets))
+        ranks = np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1
+        rows = slice(None)
+        if keys is not None:
+            judged_rows = np.isin(query_of_row * judged.num_docs + docids, keys)
+            last = np.zeros(len(queries), dtype=np.int64)
+            np.maximum.at(last, query_of_row[judged_rows], ranks[judged_rows])
+            rows = np.flatnonzero(ranks <= last[query_of_row])
+        yield pa.Table.from_arrays(
+            [qids.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
+             pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA)
+
+
+def _with_cell(per_query: pa.Table, model: str, params: str) -> pa.Table:
+    rows = per_query.num_rows
+    return pa.table({
+        "model": pa.array([model] * rows, pa.string()), "params": pa.array([params] * rows, pa.string()),
+        "qid": per_query.column("qid").cast(pa.string()), "measure": per_query.column("measure").cast(pa.string()),
+        "value": per_query.column("value").cast(pa.float64()),
+    }, schema=CHUNK_EVALUATION_SCHEMA)
+
+
+def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance: Mapping[str, Any]) -> None:
+    """The chunk's evaluations as Parquet, its schema carrying ``provenance`` (the index, topics, depth and
+    irgrid version that made them) and a sidecar adding the git commit, as a run file's
+    (irgrid.report.provenance)."""
+    from .io import write_json, write_parquet
+    from .report.provenance import METADATA_KEY, git_commit, sidecar_path
+
+    schema = CHUNK_EVALUATION_SCHEMA.with_metadata(
+        {METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
+    sidecar_path(path).unlink(missing_ok=True)  # an older sidecar must not outlive a failed write
+    write_parquet(table.cast(schema), path, **CHUNK_WRITE_OPTIONS)
+    write_json({**provenance, "git_commit": git_commit(), "evaluation": Path(path).name}, sidecar_path(path))
+
+
+def read_cell_evaluations(paths: Iterable[str | os.PathLike]) -> pa.Table:
+    """Chunk evaluation files as one table (``CHUNK_EVALUATION_SCHEMA`` plus ``path``: the file a row is from)."""
+    from .evaluate import read_parquet_file
+
+    tables = []
+    for path in paths:
+        table = read_parquet_file(path)
+        missing = set(CHUNK_EVALUATION_SCHEMA.names) - set(table.column_names)
+        if missing:
+            raise InputFormatError(path, None, f"a chunk's evaluations with columns {CHUNK_EVALUATION_SCHEMA.names}",
+                                   f"columns {table.column_names}")
+        table = table.select(CHUNK_EVALUATION_SCHEMA.names).cast(CHUNK_EVALUATION_SCHEMA)
+        tables.append(table.append_column("path", pa.array([str(path)] * table.num_rows, pa.string())))
+    return pa.concat_tables(tables)
+
+
+def recompute_run(index, topics, family: str, params: str, depth: int, parses=None) -> pa.Table:
+    """One cell's run (qid, docno, rank, score) scored again: the run its chunk scored and evaluated."""
+    from .grid import decode_point
+    from .retrieve import retrieve_grid
+
+    return retrieve_grid(index, topics, family, [decode_point(params)], depth=depth, as_arrow=True,
+                         parses=parses)[0]
