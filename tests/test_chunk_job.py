@@ -46,6 +46,7 @@ MEASURES = ["AP", "P@5", "nDCG@10"]
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     from irgrid.index import build_index
+    from irgrid.index.forward import build_forward_index, forward_index_dir
 
     root = tmp_path_factory.mktemp("chunk")
     (root / "docs").mkdir()
@@ -53,6 +54,7 @@ def inputs(tmp_path_factory):
                    root / "docs" / "part-0000.parquet")
     build_index(root / "docs", root / "index", Analyzer(stemmer="porter", stopwords="none"), num_buckets=2,
                 scheduler="sync", progress=False)
+    build_forward_index(root / "index", forward_index_dir(root / "index"))  # violations read it
     pq.write_table(pa.Table.from_pandas(TOPICS, preserve_index=False), root / "topics.parquet")
     pq.write_table(pa.Table.from_pandas(QRELS, preserve_index=False), root / "qrels.parquet")
     return root
