@@ -170,3 +170,44 @@ def test_a_table_without_such_ties_is_what_it_was_without_the_scan(two_runs):
         scanned = tables_of({"base": base, "other": other}, selection)[1:]
         plain = tables_of({"base": plain_base, "other": plain_other}, selection)[1:]
         assert scanned == plain
+
+
+@pytest.mark.slow
+def test_a_wikiqa_layout_answer_file_gets_tie_aware_figures_without_asking(tmp_path):
+    """A WikiQA-layout answer file (format answer_tsv) in an experiment without ``tie_aware``: word counts
+    tie, and the table says so. T2's answer ("The Titanic sank ...") and "Titanic films were made later"
+    share one query word each (sank is no form of sink): a tie at rank 1."""
+    import yaml
+    from test_workflow import ANALYZER, assert_ok, make_workdir, snakemake, write_yaml
+    from test_workflow_sentences import HEADER, QUESTIONS
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for role, questions in QUESTIONS.items():
+        lines = [HEADER] + [f"{qid}\t{question}\t{qid}-doc\ttitle\t{qid}-{i}\t{sentence}\t{label}\n"
+                            for qid, question, candidates in questions for i, (sentence, label) in enumerate(candidates)]
+        (data / f"{role}.tsv").write_text("".join(lines), encoding="utf-8")
+    config = {"registry": "config/collections.yaml", "num_shards": 2,
+              "analyzers": {"porter_smart": {**ANALYZER, "stopwords": "smart"}},
+              "measures": ["AP", "RR", "P@1"], "experiments": {"wordcounts": "config/experiments/wordcounts.yaml"}}
+    workdir = make_workdir(tmp_path / "work", config, experiment={})
+    write_yaml({"title": "Word counts on a mini QA set", "collections": ["mini_qa"], "querysets": ["test+judged"],
+                "analyzer": "porter_smart", "baseline": "kld", "table_measures": ["AP", "P@1"], "tables": ["best"],
+                "models": {"kld": {"family": "kl_ml", "grid": {"mu": [10]}}, "word_count": {"family": "word_count"}}},
+               workdir / "config" / "experiments" / "wordcounts.yaml")
+    registry = workdir / "config" / "collections.yaml"
+    entries = yaml.safe_load(registry.read_text(encoding="utf-8"))
+    entries["mini_qa"] = {"format": "answer_tsv", "files": {"dev": str(data / "dev.tsv"), "test": str(data / "test.tsv")}}
+    write_yaml(entries, registry)
+    assert_ok(snakemake(workdir))
+
+    evaluation = pd.concat(pd.read_parquet(path) for path in
+                           (workdir / "results" / "mini_qa" / "eval").glob("porter_smart/test+judged/word_count/*.parquet"))
+    tied = evaluation.set_index(["qid", "measure"])["value"]
+    assert tied[("T2", "first_tied_relevant_rank")] == 1
+    # T2's answer first or second, half the orderings each: AP 1 or 1/2, P@1 1 or 0
+    assert tied[("T2", "E[AP]")] == pytest.approx(0.75) and tied[("T2", "E[P@1]")] == pytest.approx(0.5)
+    table = (workdir / "results" / "tables" / "wordcounts" / "table.md").read_text(encoding="utf-8")
+    assert "mini_qa (test+judged) word_count: AP 1, P@1 1 of 3" in table
+    # the questions with a positive (T4 has none): T1 and T3 ranked right, T2 by its expected value
+    assert "(E 0.9167)" in table and "(E 0.8333)" in table
