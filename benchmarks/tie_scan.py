@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -42,15 +42,20 @@ def evaluate(runs: list[Path], qrels: Path, topics: Path, measures: list[str], o
                "--topics", str(topics), "--measures", json.dumps(measures), "--out", *map(str, outs)]
     if not scan:
         command.append("--no-tie-scan")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    logged = re.search(r"evaluation and writing ([0-9.]+)s", done.stderr)
-    return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+    with tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        _, status, usage = os.wait4(process.pid, 0)  # this process's own CPU and peak RSS
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        stderr.seek(0)
+        log = stderr.read()
+    if process.returncode:
+        raise SystemExit(f"irgrid evaluate failed:\n{log}")
+    logged = re.search(r"evaluation and writing ([0-9.]+)s", log)
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
             "evaluation": float(logged.group(1)) if logged else float("nan"),
-            "rss_mb": after.ru_maxrss / 1024, "outs": outs}
+            "rss_mb": usage.ru_maxrss / 1024, "outs": outs}
 
 
 def spread(values: list[float], fmt: str = "{:.2f}") -> str:

@@ -273,17 +273,21 @@ def cmd_evaluate(args) -> None:
                                  evaluator.judged if evaluator else topic_qids, run_source=run_path)
             per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
         scores = read_run_scores(run_path) if scan else None
+        every_query, ties = per_query, None
         if scores is not None:
             import pyarrow as pa
 
             ties = scan.evaluate(run.append_column("score", scores), skip=tie_aware)
             per_query = pa.concat_tables([per_query, ties])
         write_evaluation(per_query, out)
-        # each measure's mean over the queries (names sorted, as the log always gave them)
-        names, measure_of_row = np.unique(per_query.column("measure").to_numpy(zero_copy_only=False),
+        # each measure's mean over the queries (names sorted, as the log always gave them); the scan's
+        # rows are of the tied queries only: their count, not a mean
+        names, measure_of_row = np.unique(every_query.column("measure").to_numpy(zero_copy_only=False),
                                           return_inverse=True)
-        means = np.bincount(measure_of_row, per_query.column("value").to_numpy()) / np.bincount(measure_of_row)
-        log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in zip(names.tolist(), means.tolist())))
+        means = np.bincount(measure_of_row, every_query.column("value").to_numpy()) / np.bincount(measure_of_row)
+        tied_text = "" if ties is None else f"; {scan.tied_queries(ties)} queries with ties touching a relevant document"
+        log.info("%s: %s%s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in zip(names.tolist(), means.tolist())),
+                 tied_text)
     finished = time.perf_counter()
     log.info("evaluated %d runs in %.2fs (imports %.2fs, evaluation and writing %.2fs)",
              len(args.run), finished - started, imported - started, finished - imported)

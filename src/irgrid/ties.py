@@ -647,6 +647,13 @@ class TiedRelevantScan:
                          "value": pa.array(values, pa.float64())}, schema=EVAL_SCHEMA)
 
 
+    @staticmethod
+    def tied_queries(rows: pa.Table) -> int:
+        """How many queries :meth:`evaluate`'s ``rows`` give a :data:`FIRST_TIED_RELEVANT` (a tie touching a
+        relevant document anywhere)."""
+        return int(pc.sum(pc.equal(rows.column("measure"), FIRST_TIED_RELEVANT)).as_py() or 0)
+
+
 class _Scan:
     """A run's judged rows in ranking order (TiedRelevantScan.scan): query row, score and docno (an index
     into the run's docno entries) per row; per judged query its rows' [start, end) and first tied rank."""
