@@ -206,11 +206,12 @@ def test_irgrid_evaluate_adds_tie_aware_rows_after_unchanged_ir_measures_ones(tm
     from irgrid.evaluate import read_evaluation
 
     run, qrels = write_run_and_qrels(tmp_path)
+    # (without the rows every evaluation adds on ties: test_every_evaluation_counts_ties_touching_relevant_documents)
     assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", json.dumps(["AP", "P@1"]),
-                 "--out", str(tmp_path / "plain.parquet")]) == 0
+                 "--out", str(tmp_path / "plain.parquet"), "--no-tie-scan"]) == 0
     assert main(["evaluate", "--run", str(run), "--qrels", str(qrels),
                  "--measures", json.dumps(["AP", "P@1", "E[AP]", "tied_relevant"]),
-                 "--out", str(tmp_path / "tied.parquet")]) == 0
+                 "--out", str(tmp_path / "tied.parquet"), "--no-tie-scan"]) == 0
     plain, tied = read_evaluation(tmp_path / "plain.parquet"), read_evaluation(tmp_path / "tied.parquet")
     pd.testing.assert_frame_equal(tied.iloc[:len(plain)], plain)
     values = tied.iloc[len(plain):].set_index(["qid", "measure"])["value"].to_dict()
@@ -220,7 +221,7 @@ def test_irgrid_evaluate_adds_tie_aware_rows_after_unchanged_ir_measures_ones(tm
     assert plain.set_index(["qid", "measure"])["value"][("1", "AP")] == pytest.approx(1 / 3 / 2)
     # tie-aware names alone: the same rows
     assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", json.dumps(["E[AP]"]),
-                 "--out", str(tmp_path / "alone.parquet")]) == 0
+                 "--out", str(tmp_path / "alone.parquet"), "--no-tie-scan"]) == 0
     alone = read_evaluation(tmp_path / "alone.parquet").set_index(["qid", "measure"])["value"].to_dict()
     assert alone == {key: number for key, number in values.items() if key[1] == "E[AP]"}
     assert values == pytest.approx({("1", "E[AP]"): 5 / 24, ("1", "tied_relevant"): 1.0, ("2", "E[AP]"): 1.0,

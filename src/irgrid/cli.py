@@ -264,8 +264,14 @@ def cmd_evaluate(args) -> None:
     # The qrels are read and handed to ir-measures once for all the runs.
     qrels = read_qrels_table(args.qrels)
     evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels) if names or not tie_aware else None
+    # Every evaluation also says where a run's ties touch a relevant document, and gives E[m] beside
+    # each measure m such a tie can change (irgrid.ties.TiedRelevantScan): rows added after the others.
+    from .ties import TiedRelevantScan, read_run_scores
+
+    scan = TiedRelevantScan(qrels, evaluator.judged, names) if evaluator and not args.no_tie_scan else None
     for run_path, out in zip(args.run, args.out):
-        per_query = evaluator.evaluate_table(read_run_for_evaluation(run_path)) if evaluator else None  # Arrow
+        run = read_run_for_evaluation(run_path)
+        per_query = evaluator.evaluate_table(run) if evaluator else None  # Arrow
         if tie_aware:
             import pyarrow as pa
 
@@ -275,12 +281,22 @@ def cmd_evaluate(args) -> None:
             tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware,
                                  evaluator.judged if evaluator else topic_qids, run_source=run_path)
             per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
+        scores = read_run_scores(run_path) if scan else None
+        every_query, ties = per_query, None
+        if scores is not None:
+            import pyarrow as pa
+
+            ties = scan.evaluate(run.append_column("score", scores), skip=tie_aware)
+            per_query = pa.concat_tables([per_query, ties])
         write_evaluation(per_query, out)
-        # each measure's mean over the queries (names sorted, as the log always gave them)
-        names, measure_of_row = np.unique(per_query.column("measure").to_numpy(zero_copy_only=False),
+        # each measure's mean over the queries (names sorted, as the log always gave them); the scan's
+        # rows are of the tied queries only: their count, not a mean
+        names, measure_of_row = np.unique(every_query.column("measure").to_numpy(zero_copy_only=False),
                                           return_inverse=True)
-        means = np.bincount(measure_of_row, per_query.column("value").to_numpy()) / np.bincount(measure_of_row)
-        log.info("%s: %s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in zip(names.tolist(), means.tolist())))
+        means = np.bincount(measure_of_row, every_query.column("value").to_numpy()) / np.bincount(measure_of_row)
+        tied_text = "" if ties is None else f"; {scan.tied_queries(ties)} queries with ties touching a relevant document"
+        log.info("%s: %s%s", run_path, ", ".join(f"{m}={v:.4f}" for m, v in zip(names.tolist(), means.tolist())),
+                 tied_text)
     finished = time.perf_counter()
     log.info("evaluated %d runs in %.2fs (imports %.2fs, evaluation and writing %.2fs)",
              len(args.run), finished - started, imported - started, finished - imported)
@@ -570,6 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topics", default=None, help="the query set that was run: only its judged queries are evaluated")
     p.add_argument("--measures", required=True, help="JSON list of ir-measures names")
     p.add_argument("--out", nargs="+", required=True, help="one per --run, in the same order")
+    p.add_argument("--no-tie-scan", action="store_true",
+                   help="leave out the rows on ties touching a relevant document (first_tied_relevant_rank, E[m])")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("chunk", help="retrieve and evaluate a chunk of cells; write their per-query evaluations "

@@ -297,8 +297,46 @@ def select_point(values: pd.DataFrame, spec: TableSpec) -> tuple[str, pd.DataFra
             f"{params} ({count}/{len(result.chosen)})" if len(counts) > 1 else params
             for params, count in counts.most_common()
         )
-        return label, apply_selection(values[["qid", "params", "measure", "value"]], result.query_params)
+        sparse = _sparse_tie_rows(values, spec)
+        if not sparse.any():
+            return label, apply_selection(values[["qid", "params", "measure", "value"]], result.query_params)
+        # rows only some queries of a run have (irgrid.ties: where ties touch a relevant document) follow
+        # the same choice, without apply_selection's check that every query has every measure
+        dense, extra = values[~sparse], values[sparse]
+        extra = extra.loc[extra["params"] == extra["qid"].map(result.query_params), ["qid", "measure", "value"]]
+        selected = apply_selection(dense[["qid", "params", "measure", "value"]], result.query_params)
+        return label, pd.concat([selected, extra], ignore_index=True)
     raise ValueError(f"unknown selection {spec.selection!r}: expected 'best' or 'cv'")
+
+
+def _sparse_tie_rows(values: pd.DataFrame, spec: TableSpec) -> np.ndarray:
+    """Which rows hold what every evaluation adds on ties (irgrid.ties.TiedRelevantScan): the first
+    tied rank and E[m] of the queries a tie touches, not of every query (E[m] of a ``tie_aware``
+    experiment's table measures are of every query, and stay with the table's measures)."""
+    from .ties import FIRST_TIED_RELEVANT, is_tie_measure
+
+    sparse = {measure for measure in values["measure"].unique()
+              if measure == FIRST_TIED_RELEVANT or (is_tie_measure(measure) and measure not in spec.measures)}
+    return values["measure"].isin(sparse).to_numpy() if sparse else np.zeros(len(values), dtype=bool)
+
+
+def _tie_columns(values: pd.DataFrame, firsts: pd.Series, measure: str, per_query: pd.Series,
+                 spec: TableSpec) -> dict:
+    """``tied_queries`` (queries whose ties touch a relevant document within ``measure``'s cutoff, anywhere
+    for AP, RR, R-precision) and ``expected`` (the mean of E[measure]: a query without its row has the
+    trec_eval-style value, which equals it), for a model's chosen values; {} where no tie touches one."""
+    from .ties import tie_form
+
+    tie = tie_form(measure)
+    if tie is None or firsts.empty or str(tie) in spec.measures:
+        return {}
+    count = int(len(firsts) if tie.cutoff is None else (firsts <= tie.cutoff).sum())
+    if not count:
+        return {}
+    expected = values.loc[values["measure"] == str(tie)].set_index("qid")["value"]
+    expected = expected[expected.index.isin(per_query.index)]
+    mean = float(pd.concat([per_query.drop(expected.index), expected]).mean())
+    return {"tied_queries": count, "expected": mean}
 
 
 def summarise(evaluations: pd.DataFrame, spec: TableSpec,
@@ -323,7 +361,10 @@ def summarise(evaluations: pd.DataFrame, spec: TableSpec,
             if qids:
                 rows.extend(_measure_rows(chosen, spec, collection, f"{queryset}, {QUERY_SUBSETS[subset]}", qids,
                                           row_positions))
-    return pd.DataFrame(rows)
+    summary = pd.DataFrame(rows)
+    if "tied_queries" in summary.columns:  # some run's ties touch a relevant document: every row says so
+        summary["tied_queries"] = summary["tied_queries"].fillna(0).astype(int)
+    return summary
 
 
 def chosen_means(evaluations: pd.DataFrame, spec: TableSpec, measure: str) -> pd.DataFrame:
@@ -399,8 +440,13 @@ def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, 
     if qids is not None:
         chosen = {model: (params, values[values["qid"].astype(str).isin(qids)])
                   for model, (params, values) in chosen.items()}
+    from .ties import FIRST_TIED_RELEVANT
+
     rows = []
     baseline_values = chosen[spec.baseline][1]
+    # per model, where each query's first tie touching a relevant document starts (most runs: nowhere)
+    firsts = {model: values.loc[values["measure"] == FIRST_TIED_RELEVANT, "value"]
+              for model, (_, values) in chosen.items()}
     for measure in spec.measures:
         baseline_query = baseline_values[baseline_values["measure"] == measure].set_index("qid")["value"]
         measure_rows = []
@@ -441,11 +487,13 @@ def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, 
                     **_position_columns((positions or {}).get(model)),
                 }
             )
+            measure_rows[-1]["ties"] = _tie_columns(values, firsts[model], measure, per_query, spec)
         corrected = correct_p_values([row["p_value"] for row in measure_rows], spec.correction)
         for row, p_corrected in zip(measure_rows, corrected):
             row["correction"] = spec.correction
             row["p_corrected"] = float(p_corrected)
             row["significant"] = bool(row["model"] != spec.baseline and p_corrected < spec.alpha)
+            row.update(row.pop("ties"))  # last: a table without ties keeps today's columns
         rows.extend(measure_rows)
     return rows
 
@@ -483,8 +531,34 @@ def _plain_cell(model_rows: pd.DataFrame, spec: TableSpec, mark: str, edge_mark:
     parts = []
     for measure in spec.measures:
         entry = model_rows.loc[measure]
-        parts.append(f"{entry['mean']:.4f}{mark if entry['significant'] else ''}")
+        parts.append(f"{entry['mean']:.4f}{mark if entry['significant'] else ''}{_expected_text(entry)}")
     return " / ".join(parts) + (edge_mark if _on_edge(model_rows) else "")
+
+
+def _expected_text(entry: pd.Series) -> str:
+    """`` (E 0.3175)`` beside a mean whose run has ties touching a relevant document (``tied_queries``) and
+    whose expected value reads otherwise at the table's four decimals (where it reads the same, the
+    ties line and the CSV's ``tied_queries`` and ``expected`` say so without crowding the cell)."""
+    if entry.get("tied_queries", 0) > 0 and f"{entry['expected']:.4f}" != f"{entry['mean']:.4f}":
+        return f" (E {entry['expected']:.4f})"
+    return ""
+
+
+def _ties_line(summary: pd.DataFrame, spec: TableSpec) -> str:
+    """Which cells' runs tie a relevant document with one of another grade, on how many queries: what
+    the ``(E ...)`` beside a value stands for. Empty when no run of the table has such a tie."""
+    if "tied_queries" not in summary.columns or not (summary["tied_queries"] > 0).any():
+        return ""
+    tied = summary[summary["tied_queries"] > 0]
+    parts = []
+    for (collection, queryset, model), rows in tied.groupby(["collection", "queryset", "model"], sort=False):
+        counts = ", ".join(f"{row.measure} {row.tied_queries}" for row in rows.itertuples())
+        parts.append(f"{collection} ({queryset}) {spec.model_labels.get(model, model)}: {counts} "
+                     f"of {int(rows['num_queries'].max())}")
+    return ("Ties: queries whose run ranks a relevant document and one of another grade at equal score within "
+            "the measure's cutoff (anywhere for AP, RR, R-precision): " + "; ".join(parts) + ". (E x) beside a "
+            "value: its expected value over every ordering of the tied documents (McSherry & Najork, ECIR 2008), "
+            "where it differs at four decimals.")
 
 
 def _on_edge(model_rows: pd.DataFrame) -> bool:
@@ -535,6 +609,8 @@ def to_markdown(summary: pd.DataFrame, spec: TableSpec) -> str:
     lines = [f"# {spec.title or spec.experiment}", ""]
     lines.append(f"Cells: {' / '.join(spec.measures)}; {_legend(spec, SIGNIFICANT_MARK)}")
     lines += ["", _points_line(summary, spec), ""]
+    if _ties_line(summary, spec):
+        lines += [_ties_line(summary, spec), ""]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
     lines.extend("| " + " | ".join(row) + " |" for row in body)
@@ -577,6 +653,7 @@ def to_latex(summary: pd.DataFrame, spec: TableSpec) -> str:
         rf"\caption{{{escape(spec.title or spec.experiment)}: {' / '.join(escape(m) for m in spec.measures)}; "
         + escape(_legend(spec, "MARK", "EDGEMARK")).replace("EDGEMARK", r"$^\ddagger$", 1)
         .replace("MARK", r"$^\dagger$", 1) + " " + escape(_points_line(summary, spec))
+        + (" " + escape(_ties_line(summary, spec)) if _ties_line(summary, spec) else "")
         + "}",
         r"\end{table}",
     ]
@@ -590,7 +667,11 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
             entry = rows.loc[measure]
             title = "baseline" if model == spec.baseline else f"p = {_p_text(entry, spec)}"
             mark = SIGNIFICANT_MARK if entry["significant"] else ""
-            parts.append(f'<span title="{html.escape(title)}">{entry["mean"]:.4f}{mark}</span>')
+            expected = _expected_text(entry)
+            if expected:
+                expected = (f'<span title="{int(entry["tied_queries"])} queries with ties touching a relevant '
+                            f'document">{html.escape(expected)}</span>')
+            parts.append(f'<span title="{html.escape(title)}">{entry["mean"]:.4f}{mark}</span>{expected}')
         edge = ""
         if _on_edge(rows):
             edge = f'<span title="{html.escape(rows["edge"].iloc[0])}">{EDGE_MARK}</span>'
@@ -606,6 +687,8 @@ def to_html(summary: pd.DataFrame, spec: TableSpec) -> str:
         f"<p>{html.escape(' / '.join(spec.measures))}; {html.escape(_legend(spec, SIGNIFICANT_MARK))} "
         f"{html.escape(_points_line(summary, spec))} Hover a value for its p-value, {EDGE_MARK} for the edge.</p>"
     )
+    if _ties_line(summary, spec):
+        out.append(f"<p>{html.escape(_ties_line(summary, spec))}</p>")
     return "\n".join(out) + "\n"
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import ConfigError, InputFormatError
 
@@ -126,6 +127,8 @@ class TiedRanking:
         as groups of one; ``expected``: itself."""
         if mode == "expected":
             return self
+        if len(self.sizes) and not self.grades:
+            raise ValueError("this ranking was built without its groups' grades (expected values only)")
         grades = [grade for group in self.grades
                   for grade in sorted(group, reverse=(mode == "best"))]
         return tied_ranking([[grade] for grade in grades], self.total_relevant, self.ideal_gains)
@@ -222,13 +225,16 @@ def average_precision(ranking: TiedRanking) -> float:
     """E[AP] (trec_eval's map; relevant documents not retrieved add 0; see the module's docstring)."""
     if ranking.total_relevant == 0 or not len(ranking.sizes):
         return 0.0
-    total, before = 0.0, 0
-    for start, n, r in zip(ranking.starts.tolist(), ranking.sizes.tolist(), ranking.relevant.tolist()):
-        if r:
-            j = np.arange(1, n + 1, dtype=np.float64)
-            others_before = (j - 1) * (r - 1) / (n - 1) if n > 1 else np.zeros(1)
-            total += r * float(np.mean((before + 1 + others_before) / (start + j)))
-            before += r
+    hits = np.flatnonzero(ranking.relevant > 0)  # only groups holding a relevant document add to AP
+    starts, sizes, relevant = ranking.starts[hits], ranking.sizes[hits], ranking.relevant[hits]
+    befores = np.cumsum(relevant) - relevant
+    single = sizes == 1  # a group of one: its document's precision, (before + 1) / rank, in one step
+    total = float(np.sum((befores[single] + 1) / (starts[single] + 1)))
+    for start, n, r, before in zip(starts[~single].tolist(), sizes[~single].tolist(), relevant[~single].tolist(),
+                                   befores[~single].tolist()):
+        j = np.arange(1, n + 1, dtype=np.float64)
+        others_before = (j - 1) * (r - 1) / (n - 1)
+        total += r * float(np.mean((before + 1 + others_before) / (start + j)))
     return total / ranking.total_relevant
 
 
@@ -496,3 +502,205 @@ def compare_with_trec_eval(run: pa.Table, qrels: pa.Table, measures: Sequence[st
              **{mode: means[str(TieMeasure(tie.base, tie.cutoff, mode))] for mode in MODES}} for tie in parsed]
     queries = len(set(tied.column("qid").to_pylist()))
     return rows, {flag: int(means[flag]) for flag in flags}, queries
+
+
+# ------------------------------------------------------------------ every evaluation: where ties touch a relevant document
+
+#: per query, the rank (1-based) at which its first tie group touching a relevant document starts; an
+#: evaluation file holds a row of it only for the queries that have such a group (most have none), so
+#: "ties touching a relevant document within the top k" is a row with value <= k
+FIRST_TIED_RELEVANT = "first_tied_relevant_rank"
+
+
+def tie_form(measure: str) -> TieMeasure | None:
+    """The expected-value form of a trec_eval-style ``measure`` (``P@10`` -> ``E[P@10]``), or None where
+    this module has none (Judged@k, bpref, a measure with options) or ``measure`` is tie-aware already."""
+    if is_tie_aware_name(measure) or str(measure) == FIRST_TIED_RELEVANT:
+        return None
+    try:
+        return parse_tie_measure(measure, "expected")
+    except ConfigError:
+        return None
+
+
+def touches_within(first_rank: float, tie: TieMeasure) -> bool:
+    """Whether a query whose first tie touching a relevant document starts at ``first_rank`` can have
+    ``tie``'s value changed by it: within the cutoff, or anywhere for AP, RR and R-precision."""
+    return tie.cutoff is None or first_rank <= tie.cutoff
+
+
+class TiedRelevantScan:
+    """For every run of one query set: which judged queries have a tie group touching a relevant document
+    and where the first one starts (:data:`FIRST_TIED_RELEVANT`), and, for each of ``measures`` with a
+    tie-aware form, the expected value ``E[m]`` of the queries whose tie starts within m's cutoff.
+
+    What `irgrid evaluate` adds to every evaluation. The scan is vectorised over the run (numpy, no
+    Python step per row), and expected values are computed and written only for the queries a tie
+    touches: every other query's ``E[m]`` is its trec_eval-style m, equal in exact arithmetic (no tie
+    group of its within the cutoff mixes a relevant document with one of another grade), so a table
+    takes m there (irgrid.tables). An experiment with ``tie_aware`` asks for its ``E[m]`` by name and
+    gets them for every judged query; those names are left to that path (``skip``).
+    """
+
+    def __init__(self, qrels: pa.Table, judged: Sequence[str], measures: Sequence[str]):
+        from .evaluate import _qrels_columns
+
+        self.judged = [str(qid) for qid in judged]
+        self.measures = {name: tie for name in measures if (tie := tie_form(name)) is not None}
+        row_of_qid = {qid: row for row, qid in enumerate(self.judged)}
+        self._row_of_qid = row_of_qid
+        self.judgements: list[dict[str, int]] = [{} for _ in self.judged]
+        for qid, docno, grade in zip(*_qrels_columns(qrels)):
+            row = row_of_qid.get(qid)
+            if row is not None:
+                self.judgements[row][docno] = grade  # a repeated pair keeps its last grade, as in evaluate
+        docnos = sorted({docno for judged_docs in self.judgements for docno in judged_docs})
+        self._docnos = pa.array(docnos, pa.string())
+        document_of = {docno: i for i, docno in enumerate(docnos)}
+        keys, grades = [], []
+        for row, judged_docs in enumerate(self.judgements):
+            for docno, grade in judged_docs.items():
+                keys.append(row * len(docnos) + document_of[docno])
+                grades.append(grade)
+        order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
+        self._keys = np.asarray(keys, dtype=np.int64)[order]
+        self._grades = np.asarray(grades, dtype=np.int64)[order]
+
+    def scan(self, run: pa.Table) -> _Scan:
+        """The run's rows of judged queries in ranking order (query, then score descending), and per
+        judged query the rank where its first tie group touching a relevant document starts (0: none).
+
+        Grades are looked up only for the rows of tie groups (a run of floating-point scores has
+        few), and a run already in ranking order (irgrid's runs are) is not sorted again."""
+        from .evaluate import _run_columns
+
+        missing = {"qid", "docno", "score"} - set(run.column_names)
+        if missing:
+            raise ValueError(f"a run with columns qid, docno, score: it has {run.column_names}")
+        # (_run_columns reads a rank column, which the scan does not use)
+        ranked = run if "rank" in run.column_names else run.append_column("rank", run.column("score"))
+        codes, qid_names, docno_entries, docno_codes, _ = _run_columns(ranked)
+        scores = run.column("score").to_numpy().astype(np.float64)
+        query_of_code = np.array([self._row_of_qid.get(qid, -1) for qid in qid_names], dtype=np.int64)
+        query = query_of_code[codes] if len(codes) else np.zeros(0, np.int64)
+        if not np.all(query >= 0):
+            keep = np.flatnonzero(query >= 0)
+            query, scores, docno_codes = query[keep], scores[keep], docno_codes[keep]
+        document_of_entry = pc.fill_null(pc.index_in(docno_entries, value_set=self._docnos), -1)
+        found = _Scan(self, query, scores, docno_codes, document_of_entry.to_numpy().astype(np.int64))
+        if not len(query):
+            return found
+        new_query = np.r_[True, query[1:] != query[:-1]]
+        in_order = (np.all(new_query[1:] | (scores[1:] <= scores[:-1]))
+                    and len(np.unique(query[new_query])) == int(np.sum(new_query)))
+        if not in_order:
+            order = np.lexsort((-scores, query))
+            found.query, found.scores, found.docno_codes = query[order], scores[order], docno_codes[order]
+            query, scores = found.query, found.scores
+            new_query = np.r_[True, query[1:] != query[:-1]]
+        starts_of_queries = np.flatnonzero(new_query)
+        found.bounds[query[starts_of_queries], 0] = starts_of_queries
+        found.bounds[query[starts_of_queries], 1] = np.r_[starts_of_queries[1:], len(query)]
+        new_group = new_query | np.r_[True, scores[1:] != scores[:-1]]
+        group_of_row = np.cumsum(new_group) - 1
+        size = np.bincount(group_of_row)
+        tied_rows = np.flatnonzero(size[group_of_row] > 1)
+        if not len(tied_rows):
+            return found
+        grade = found.grades(tied_rows)
+        group_starts = np.flatnonzero(np.r_[True, group_of_row[tied_rows][1:] != group_of_row[tied_rows][:-1]])
+        relevant = np.maximum.reduceat((grade >= 1).astype(np.int8), group_starts) > 0
+        mixed = np.minimum.reduceat(grade, group_starts) != np.maximum.reduceat(grade, group_starts)
+        touched = tied_rows[group_starts[relevant & mixed]]  # ties_touch_relevant's test, per group
+        if len(touched):
+            queries, first = np.unique(query[touched], return_index=True)  # in ranking order: a query's first
+            found.first_rank[queries] = touched[first] - found.bounds[queries, 0] + 1
+        return found
+
+    def evaluate(self, run: pa.Table, skip: Iterable[str] = ()) -> pa.Table:
+        """The rows (EVAL_SCHEMA) to add to the run's trec_eval-style values: :data:`FIRST_TIED_RELEVANT`
+        for each judged query a tie touches, and ``E[m]`` for each measure m (not those named in ``skip``)
+        and each query whose tie starts within m's cutoff. A query without such a row has ``E[m]`` = m."""
+        from .evaluate import EVAL_SCHEMA
+
+        found = self.scan(run)
+        first_rank = found.first_rank
+        tied = np.flatnonzero(first_rank > 0).tolist()
+        qids = [self.judged[row] for row in tied]
+        values = first_rank[tied].astype(np.float64).tolist()
+        names = [FIRST_TIED_RELEVANT] * len(tied)
+        skip = set(skip)
+        rankings = {}
+        for tie in self.measures.values():
+            if str(tie) in skip:
+                continue
+            for row in tied:
+                if touches_within(first_rank[row], tie):
+                    if row not in rankings:
+                        lo, hi = found.bounds[row].tolist()
+                        rankings[row] = _ranking_of_sorted(found.scores[lo:hi], found.grades(np.arange(lo, hi)),
+                                                           self.judgements[row].values())
+                    qids.append(self.judged[row])
+                    values.append(value(rankings[row], tie))
+                    names.append(str(tie))
+        return pa.table({"qid": pa.array(qids, pa.string()), "measure": pa.array(names, pa.string()),
+                         "value": pa.array(values, pa.float64())}, schema=EVAL_SCHEMA)
+
+
+    @staticmethod
+    def tied_queries(rows: pa.Table) -> int:
+        """How many queries :meth:`evaluate`'s ``rows`` give a :data:`FIRST_TIED_RELEVANT` (a tie touching a
+        relevant document anywhere)."""
+        return int(pc.sum(pc.equal(rows.column("measure"), FIRST_TIED_RELEVANT)).as_py() or 0)
+
+
+class _Scan:
+    """A run's judged rows in ranking order (TiedRelevantScan.scan): query row, score and docno (an index
+    into the run's docno entries) per row; per judged query its rows' [start, end) and first tied rank."""
+
+    def __init__(self, owner: TiedRelevantScan, query: np.ndarray, scores: np.ndarray, docno_codes: np.ndarray,
+                 document_of_entry: np.ndarray):
+        self.owner, self.query, self.scores, self.docno_codes = owner, query, scores, docno_codes
+        self.document_of_entry = document_of_entry
+        self.bounds = np.zeros((len(owner.judged), 2), dtype=np.int64)
+        self.first_rank = np.zeros(len(owner.judged), dtype=np.int64)
+
+    def grades(self, rows: np.ndarray) -> np.ndarray:
+        """The relevance grade of each of ``rows`` (unjudged: 0)."""
+        keys, grades = self.owner._keys, self.owner._grades
+        grade = np.zeros(len(rows), dtype=np.int64)
+        if not len(keys) or not len(rows):
+            return grade
+        document = self.document_of_entry[self.docno_codes[rows]]
+        key = self.query[rows] * len(self.owner._docnos) + document
+        at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        hit = (document >= 0) & (keys[at] == key)
+        grade[hit] = grades[at[hit]]
+        return grade
+
+
+def _ranking_of_sorted(scores: np.ndarray, grades: np.ndarray, judged_grades: Iterable[int]) -> TiedRanking:
+    """:func:`ranking_from_scores` for scores already in descending order, without a Python step per
+    document (a run holds a query's 1,000 documents; only the expected values are asked of it, so the
+    per-group grades that ``best`` and ``worst`` reorder are left out)."""
+    judged = np.asarray(list(judged_grades), dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
+    return TiedRanking(
+        sizes=np.diff(np.r_[starts, len(scores)]).astype(np.int64),
+        relevant=np.add.reduceat((grades >= 1).astype(np.int64), starts),
+        gains=np.add.reduceat(np.maximum(grades, 0).astype(np.float64), starts),
+        grades=(),
+        total_relevant=int(np.sum(judged >= 1)),
+        ideal_gains=np.sort(np.maximum(judged, 0).astype(np.float64))[::-1],
+    )
+
+
+def read_run_scores(path: str | os.PathLike) -> pa.ChunkedArray | None:
+    """An irgrid run's score column, in the file's row order (what :class:`TiedRelevantScan` adds to the
+    columns irgrid.evaluate reads); None for a run stored without scores."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as file:
+        if "score" not in file.schema_arrow.names:
+            return None
+        return file.read(columns=["score"]).column("score")

@@ -196,6 +196,10 @@ def _cells_table(name: str, experiment: Mapping[str, Any], table: Mapping[str, s
                 entry[measure] = _number(m["mean"]) + ("†" if bool(m["significant"]) else "")
                 entry[f"p {measure}"] = "baseline" if model == experiment["baseline"] else \
                     f"{_p(m['p_value'])} / {_p(m['p_corrected'])}"
+        if "tied_queries" in rows.columns:  # the table's runs tie relevant documents (irgrid.tables._ties_line)
+            tied = rows[rows["tied_queries"] > 0]
+            entry["queries with ties (E)"] = ", ".join(
+                f"{measure} {int(m['tied_queries'])} ({_number(m['expected'])})" for measure, m in tied.iterrows())
         cell = cells.get((collection, queryset, model, params))
         if cell is None:
             entry.update({"config digest": "several points (cross-validated)", "code": "",
