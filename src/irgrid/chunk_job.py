@@ -68,13 +68,15 @@ def evaluate_chunk(
     from .grid import decode_point
     from .index import IndexReader
     from .retrieve import read_topics
-    from .ties import evaluate_ties, is_tie_aware_name
+    from .ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
     names = [name for name in measures if name not in tie_aware]
     topic_qids = read_topic_qids(topics_path)
     qrels = read_qrels_table(qrels_path)
     evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=qrels_path) if names or not tie_aware else None
+    # where a run's ties touch a relevant document, and E[m] beside m there (as `irgrid evaluate` adds)
+    scan = TiedRelevantScan(qrels, evaluator.judged, names) if evaluator else None
     index = IndexReader(index_path)
     topics = read_topics(topics_path)
     positions_of: dict[str, list[int]] = {}
@@ -94,6 +96,8 @@ def evaluate_chunk(
                 tied = evaluate_ties(run, qrels, tie_aware, evaluator.judged if evaluator else topic_qids,
                                      run_source=f"{cells[position][0]}/{cells[position][2]}")
                 per_query = tied if per_query is None else pa.concat_tables([per_query, tied])
+            if scan is not None:
+                per_query = pa.concat_tables([per_query, scan.evaluate(run, skip=tie_aware)])
             evaluations[position] = _with_cell(per_query, cells[position][0], cells[position][2])
         del runs  # a family's runs are dropped before the next family's are scored
     return pa.concat_tables(evaluations).combine_chunks()
@@ -162,7 +166,12 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
             judged_rows = np.isin(query_of_row * judged.num_docs + docids, keys)
             last = np.zeros(len(queries), dtype=np.int64)
             np.maximum.at(last, query_of_row[judged_rows], ranks[judged_rows])
-            rows = np.flatnonzero(ranks <= last[query_of_row])
+            # the tie group holding a query's last judged document is kept whole: an expected value
+            # over the orderings of tied documents counts every document of the group (irgrid.ties)
+            score_at_last = np.full(len(queries), np.nan)
+            reached = np.flatnonzero(last > 0)
+            score_at_last[reached] = scores[offsets[:-1][reached] + last[reached] - 1]
+            rows = np.flatnonzero((ranks <= last[query_of_row]) | (scores == score_at_last[query_of_row]))
         yield pa.Table.from_arrays(
             [qids.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
              pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA)
