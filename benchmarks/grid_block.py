@@ -6,9 +6,11 @@
 Each measurement is what ``benchmarks/scale.py`` section (c) times: a fresh Python process (one
 thread for every library, as scale.py's children) that imports ``irgrid.retrieve`` and then times
 ``retrieve_grid(IndexReader(index), topics, "bm25", points, as_arrow=True)`` for one point (k1=1.2,
-b=0.75) or the 20-point grid (k1 x b = 5 x 4), CPU seconds (``time.process_time``: user + system)
-and wall seconds.  The source trees and the two tasks are interleaved within each repeat, so a
-change of load touches all of them alike; medians and the grid / single ratios are per tree.
+b=0.75) or the 20-point grid (k1 x b = 5 x 4), and the open alone (``Scorer(IndexReader(index))
+.prepare(topics)``: a fresh retrieval job's fixed cost, numba loading its cached kernels included),
+CPU seconds (``time.process_time``: user + system) and wall seconds.  The source trees and the
+three tasks are interleaved within each repeat, so a change of load touches all of them alike;
+medians and the grid / single ratios are per tree, and each task's later tree / first tree.
 A tree's numba kernels are loaded from its own cache (``--numba-cache``: a directory per tree,
 so a checkout that must not be written to is not), filled by one untimed process first.
 """
@@ -37,9 +39,12 @@ import irgrid.retrieve  # noqa: F401  (imported outside the timed part, as in sc
 from irgrid.index import IndexReader
 from irgrid.retrieve import retrieve_grid
 start, start_cpu = time.perf_counter(), time.process_time()
-runs = retrieve_grid(IndexReader(index_dir), topics, "bm25", points, as_arrow=True)
-print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time() - start_cpu,
-                  "rows": sum(len(run) for run in runs)}))
+if points:
+    rows = sum(len(run) for run in retrieve_grid(IndexReader(index_dir), topics, "bm25", points, as_arrow=True))
+else:  # the open alone
+    from irgrid.retrieve import Scorer
+    rows = len(Scorer(IndexReader(index_dir)).prepare(topics))
+print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time() - start_cpu, "rows": rows}))
 """
 
 
@@ -60,9 +65,10 @@ def main() -> None:
     parser.add_argument("--numba-cache", action="append", default=[],
                         help="NUMBA_CACHE_DIR of the --src of the same position ('' for numba's own)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="write every measurement here, with each tree's commit")
     args = parser.parse_args()
     caches = args.numba_cache + [""] * (len(args.src) - len(args.numba_cache))
-    tasks = (("single", SINGLE_POINT), ("grid20", GRID_POINTS))
+    tasks = (("open", []), ("single", SINGLE_POINT), ("grid20", GRID_POINTS))
     for src, cache in zip(args.src, caches):  # fills the tree's numba cache; not timed
         measure(src, cache, args.index, args.topics, SINGLE_POINT)
     results: dict = {(src, name): [] for src in args.src for name, _ in tasks}
@@ -75,6 +81,10 @@ def main() -> None:
                       f"wall s  rows {result['rows']:,}  (load {os.getloadavg()[0]:.1f})", flush=True)
     print()
     for src in args.src:
+        opens = results[src, "open"]
+        print(f"{src}: open (Scorer + prepare) cpu {statistics.median(x['cpu'] for x in opens):.2f} s, "
+              f"wall {statistics.median(x['wall'] for x in opens):.2f} s (medians)")
+    for src in args.src:
         single, grid = results[src, "single"], results[src, "grid20"]
         line = [f"{src}:"]
         for key in ("cpu", "wall"):
@@ -84,6 +94,24 @@ def main() -> None:
             line.append(f"{key} single {s:.2f} s, grid20 {g:.2f} s, grid / single {g / s:.2f} "
                         f"(per repeat {', '.join(f'{x:.2f}' for x in ratios)}), a point {(g - s) / 19:.3f} s;")
         print(" ".join(line))
+    if len(args.src) > 1:
+        first = args.src[0]
+        for src in args.src[1:]:
+            for name, _ in tasks:
+                for key in ("cpu", "wall"):
+                    a = statistics.median(x[key] for x in results[first, name])
+                    b = statistics.median(x[key] for x in results[src, name])
+                    print(f"{name:7s} {key:4s} {src} / {first}: {b / a:.3f}")
+    if args.json:
+        def commit(src: str) -> str:
+            out = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
+            dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--", "."], capture_output=True, text=True)
+            return out.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
+
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"command": " ".join(sys.argv), "index": args.index, "topics": args.topics,
+                       "trees": {src: {"commit": commit(src), **{name: results[src, name] for name, _ in tasks}}
+                                 for src in args.src}}, handle, indent=1)
 
 
 if __name__ == "__main__":

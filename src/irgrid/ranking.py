@@ -49,7 +49,11 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
         for c in range(first, n):
             slot_of_doc[candidates[c]] = -1
         candidate_offsets[q + 1] = n
-    return candidates[:n].copy(), candidate_offsets, slots
+    # the buffer was sized for distinct postings; a copy of what was used costs a pass over fresh pages, so a
+    # view is returned unless most of the buffer went unused (queries sharing many documents)
+    if 4 * n < 3 * len(docids):
+        return candidates[:n].copy(), candidate_offsets, slots
+    return candidates[:n], candidate_offsets, slots
 
 
 @njit(cache=True, nogil=True)

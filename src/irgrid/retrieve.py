@@ -306,6 +306,10 @@ class Scorer:
     def __init__(self, index, threads: int = 1):
         """``threads``: how many threads a fused-kernel query set is scored and ranked on
         (contiguous ranges of queries; the kernels release the GIL)."""
+        from .numba_start import import_arraymath_without_blas_probe
+
+        # before the first kernel loads: numba's start-up without its SciPy import (irgrid.numba_start)
+        import_arraymath_without_blas_probe()
         self.index = index
         self.threads = max(1, int(threads))
         self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
