@@ -139,12 +139,16 @@ def automatic_num_buckets(shards: list[tuple[Path, int]], sample: tuple[int, pa.
 
 def forward_index_needed(config, collection: str, analyzer: str) -> bool:
     """Whether an experiment of ``config`` (as :func:`irgrid.config.load_config` returns it) counts axiom
-    violations on ``collection``'s index of ``analyzer``: the only reader of the forward index
-    (:mod:`irgrid.axioms.counting`), which is otherwise left out of the index."""
+    violations (:mod:`irgrid.axioms.counting`) or runs a model with a feedback stage (:mod:`irgrid.feedback`)
+    on ``collection``'s index of ``analyzer``: the readers of the forward index, which is otherwise
+    left out of the index."""
     from irgrid.config import experiment_analyzers
+    from irgrid.feedback import is_feedback_family
 
     return any(
-        experiment["axioms"] and collection in experiment["collections"] and analyzer in experiment_analyzers(experiment)
+        (experiment["axioms"] or any(is_feedback_family(model["family"])
+                                    for model in experiment.get("models", {}).values()))
+        and collection in experiment["collections"] and analyzer in experiment_analyzers(experiment)
         for experiment in config["_experiments"].values()
     )
 
