@@ -11,6 +11,7 @@ import pytest
 
 from irgrid.errors import ConfigError
 from irgrid.feedback import stage
+from irgrid.feedback.axiom import JavaRandom, _mutual_information, pool
 from irgrid.feedback.rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
 from irgrid.models import get_model
 from irgrid.retrieve import Scorer, retrieve_grid
@@ -85,6 +86,34 @@ def test_textbook_relevance_model_by_hand():
     kept = p["x"] + p["y"]
     assert expanded == pytest.approx({"q": 0.2, "x": 0.8 * p["x"] / kept, "y": 0.8 * p["y"] / kept})
     assert sum(expanded.values()) == pytest.approx(1.0)
+
+
+# --- Ax ---------------------------------------------------------------------------------------------
+
+
+def test_java_random_draws_as_the_jdk():
+    # printed by OpenJDK 17: new Random(seed), six nextInt(3204) then three nextInt(1024) (a power of two)
+    expected = {42: [530, 1407, 324, 1160, 1494, 1825, 283, 724, 681],
+                0: [2436, 52, 2353, 1235, 1799, 1289, 563, 119, 611],
+                2147483647: [189, 1285, 1203, 1775, 1340, 1198, 69, 48, 466]}
+    for seed, draws in expected.items():
+        random = JavaRandom(seed)
+        assert [random.next_int(3204) for _ in range(6)] + [random.next_int(1024) for _ in range(3)] == draws
+
+
+def test_ax_pool_keeps_the_top_documents_and_draws_the_rest():
+    by_docno = np.arange(3204)[::-1]  # position i of the docno order holds docid 3203 - i
+    chosen = pool([7, 8], by_docno, 6, seed=42)
+    # Random(42) draws positions 530, 1407, 324, 1160: docids 3203 - position
+    assert chosen == {7, 8, 3203 - 530, 3203 - 1407, 3203 - 324, 3203 - 1160}
+    assert pool(range(10), by_docno, 5, seed=1) == set(range(10))  # already full
+
+
+def test_mutual_information_by_hand():
+    # 8 documents; x in 4 of them; y1 in the same 4, y2 in 2 of x's and 2 others, y3 in all 8
+    mi = _mutual_information(4, np.array([4, 4, 8]), np.array([4, 2, 4]), 8)
+    # identical halves: I = 2 * (1/2 log 2) = log 2; independent: 0; a word in every document: 0
+    assert mi == pytest.approx([math.log(2), 0.0, 0.0], abs=1e-7)
 
 
 # --- weighted queries ------------------------------------------------------------------------------
@@ -188,3 +217,14 @@ def test_feedback_families_declare_their_parameters():
         get_model("bm26+rm3")
     with pytest.raises(ConfigError, match="feedback expands a bag of words"):
         get_model("sdm+rm3")
+
+
+def test_ax_runs_on_a_collection_smaller_than_its_pool():
+    index = ForwardIndex(DOCS)
+    model = get_model("bm25+ax_anserini")
+    assert model.parameter_names() == ["k1", "b", "fb_docs", "fb_terms", "ax_n", "ax_beta", "ax_seed"]
+    # a pool of 2 x 30 documents in a collection of 5: the whole collection, then the query is re-weighted
+    run = retrieve_grid(index, topics("apple banana"), "bm25+ax_anserini", [{"fb_docs": 2}], depth=10)[0]
+    assert set(run["docno"]) <= set(DOCS) and len(run) > 0
+    with pytest.raises(ConfigError, match="ax_seed=1.5 is not a whole number"):
+        model.check_point({"ax_seed": 1.5})

@@ -32,16 +32,29 @@ from ..models.base import Parameter, RetrievalModel
 FEEDBACK_METHODS = {
     "rm3": "RM3 (Lavrenko & Croft's relevance model interpolated with the query)",
     "rm3_anserini": "RM3 exactly as Anserini's Rm3Reranker",
+    "ax_anserini": "axiomatic semantic term matching (Ax) exactly as Anserini's AxiomReranker",
 }
 
-#: the parameters every feedback method adds to its family's (Anserini's defaults)
-FEEDBACK_PARAMETERS = (
+_RM3_PARAMETERS = (
     Parameter("fb_docs", 10, 1, 1000, "feedback documents: the first stage's top fb_docs (an integer)"),
     Parameter("fb_terms", 10, 1, 1000, "feedback terms kept in the relevance model (an integer)"),
     Parameter("original_query_weight", 0.5, 0.0, 1.0, "weight of the original query model against the "
               "relevance model (RM3's lambda)"),
 )
-_INTEGER_PARAMETERS = ("fb_docs", "fb_terms")
+#: each method's parameters, added to its family's (Anserini's defaults)
+FEEDBACK_PARAMETERS = {
+    "rm3": _RM3_PARAMETERS,
+    "rm3_anserini": _RM3_PARAMETERS,
+    "ax_anserini": (
+        Parameter("fb_docs", 20, 1, 1000, "the first stage's top documents in the pool (Anserini's R, an integer)"),
+        Parameter("fb_terms", 20, 1, 1000, "words of the expanded query (Anserini's M, an integer)"),
+        Parameter("ax_n", 30, 1, 1000, "the pool holds fb_docs x ax_n documents, the rest drawn at random "
+                  "(Anserini's N, an integer)"),
+        Parameter("ax_beta", 0.4, 0.0, 100.0, "weight of a related word's mutual information (Anserini's beta)"),
+        Parameter("ax_seed", 42, 0, 2**31 - 1, "seed of the random draw of the pool (java.util.Random, an integer)"),
+    ),
+}
+_INTEGER_PARAMETERS = ("fb_docs", "fb_terms", "ax_n", "ax_seed")
 
 
 def is_feedback_family(family: str) -> bool:
@@ -64,13 +77,13 @@ class FeedbackModel(RetrievalModel):
 
     @classmethod
     def feedback_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        return {parameter.name: point[parameter.name] for parameter in FEEDBACK_PARAMETERS}
+        return {parameter.name: point[parameter.name] for parameter in FEEDBACK_PARAMETERS[cls.method]}
 
     @classmethod
     def check_point(cls, point: Mapping[str, float]) -> dict[str, float]:
         checked = super().check_point(point)
         for name in _INTEGER_PARAMETERS:
-            if checked[name] != int(checked[name]):
+            if name in checked and checked[name] != int(checked[name]):
                 raise ConfigError(f"model {cls.name!r}: parameter {name}={checked[name]:g} is not a whole number")
         return checked
 
@@ -92,13 +105,13 @@ def feedback_model(family: str) -> FeedbackModel:
         if base.uses_features or base.scores_candidates or issubclass(base, FeedbackModel):
             raise ConfigError(f"model family {family!r}: feedback expands a bag of words; {base_name!r} scores "
                               "query features (windows, phrases, parses) or has a feedback stage already")
-        clashing = set(base.parameter_names()) & {p.name for p in FEEDBACK_PARAMETERS}
+        clashing = set(base.parameter_names()) & {p.name for p in FEEDBACK_PARAMETERS[method]}
         if clashing:
             raise ConfigError(f"model family {family!r}: {base_name!r} has parameters {sorted(clashing)} of its own")
         made = _MADE[family] = type(f"{base.__name__}Feedback", (FeedbackModel,), {
             "name": family,
             "description": f"{base.description}, with feedback: {FEEDBACK_METHODS[method]}",
-            "parameters": (*base.parameters, *FEEDBACK_PARAMETERS),
+            "parameters": (*base.parameters, *FEEDBACK_PARAMETERS[method]),
             "base": base,
             "method": method,
         })
@@ -128,8 +141,10 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
     from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
 
     fb_docs, fb_terms = int(fb_point["fb_docs"]), int(fb_point["fb_terms"])
-    weight = float(fb_point["original_query_weight"])
     vectors_cache = {} if vectors_cache is None else vectors_cache
+    if method == "ax_anserini":
+        return _axiom_queries(index, query_tokens, rankings, terms_of, fb_point)
+    weight = float(fb_point["original_query_weight"])
     out = {}
     if method == "rm3_anserini":
         words = sorted({w for docids, _ in rankings.values() for d in docids[:fb_docs] for w in terms_of[int(d)]})
@@ -149,6 +164,45 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
                 vectors.append(vectors_cache[key])
             out[qid] = anserini_relevance_model(tokens, vectors, [float(np.float32(s)) for s in scores], fb_terms,
                                                 weight)
+    return out
+
+
+def _axiom_queries(index, query_tokens, rankings, terms_of, fb_point) -> dict[str, dict[str, float]]:
+    """qid -> Ax's expanded query (:mod:`irgrid.feedback.axiom`); ``terms_of`` holds every pool document."""
+    from .axiom import anserini_axiom_query, pool, pool_words
+
+    fb_docs = int(fb_point["fb_docs"])
+    words_of: dict[int, list[str]] = {}  # each pool document's words, filtered once for every query
+    by_docno = _docids_by_docno(index)
+    df = {word: stats[0] for word, stats in
+          index.term_stats(sorted({t for tokens in query_tokens.values() for t in tokens})).items()}
+    out = {}
+    for qid, tokens in query_tokens.items():
+        docids = rankings[qid][0][:fb_docs]
+        chosen = pool(docids, by_docno, fb_docs * int(fb_point["ax_n"]), int(fb_point["ax_seed"]))
+        for d in chosen - words_of.keys():
+            words_of[d] = pool_words(terms_of[d])
+        out[qid] = anserini_axiom_query(tokens, {d: words_of[d] for d in sorted(chosen)}, df, index.num_docs,
+                                        int(fb_point["fb_terms"]), float(fb_point["ax_beta"]))
+    return out
+
+
+def _docids_by_docno(index) -> np.ndarray:
+    """The docids in docno order (Anserini sorts its documents by their id field to draw from them)."""
+    docnos = np.asarray(index.docnos, dtype=object)
+    return np.argsort(docnos, kind="stable").astype(np.int64)
+
+
+def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[str, float]]) -> set[int]:
+    """Every document an Ax pool of ``points`` can hold: its top documents and the random draw's."""
+    from .axiom import pool
+
+    by_docno = _docids_by_docno(index)
+    out: set[int] = set()
+    for point in points:
+        fb_docs = int(point["fb_docs"])
+        for docids, _ in rankings.values():
+            out |= pool(docids[:fb_docs], by_docno, fb_docs * int(point["ax_n"]), int(point["ax_seed"]))
     return out
 
 
@@ -186,8 +240,12 @@ def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Seq
     del first_queries
 
     # 2. the feedback documents' terms, read once for every point
-    terms_of = document_terms(index, (d for ranking in rankings.values() for docids, _ in ranking.values()
-                                      for d in docids))
+    feedback_docids = {int(d) for ranking in rankings.values() for docids, _ in ranking.values() for d in docids}
+    if model.method == "ax_anserini":
+        for key, ranking in rankings.items():
+            feedback_docids |= _pool_docids(index, ranking, [p for p in points
+                                                             if tuple(sorted(model.base_point(p).items())) == key])
+    terms_of = document_terms(index, feedback_docids)
 
     # 3. each point's expanded queries; 4. their terms' postings read once, then each point scored
     vectors_cache: dict = {}
