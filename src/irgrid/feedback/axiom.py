@@ -103,10 +103,10 @@ def anserini_axiom_query(query_tokens: Sequence[str], words_of: Mapping[int, Seq
     vocabulary = sorted({w for words in words_of.values() for w in words})
     column = {w: i for i, w in enumerate(vocabulary)}
     docs = [d for d, words in words_of.items() if words]  # docIdsCount: the documents with a kept word
-    present = np.zeros((len(docs), len(vocabulary)), dtype=np.int32)
+    present = np.zeros((len(docs), len(vocabulary)), dtype=np.int8)
     for row, d in enumerate(docs):
         present[row, [column[w] for w in words_of[d]]] = 1
-    in_docs = present.sum(axis=0)
+    in_docs = present.sum(axis=0, dtype=np.int64)
     counts: dict[str, int] = {}
     for token in query_tokens:
         counts[token] = counts.get(token, 0) + 1
@@ -117,7 +117,7 @@ def anserini_axiom_query(query_tokens: Sequence[str], words_of: Mapping[int, Seq
             continue
         idf = _f32(math.log((1 + num_docs) // df[word]))
         q = column[word]
-        both = present[:, q] @ present
+        both = present[present[:, q] == 1].sum(axis=0, dtype=np.int64)  # documents holding both q and each word
         self_mi = float(_mutual_information(int(in_docs[q]), in_docs[q:q + 1], both[q:q + 1], len(docs))[0])
         cross = _mutual_information(int(in_docs[q]), in_docs, both, len(docs))
         with np.errstate(divide="ignore", invalid="ignore"):  # a query word in every pool document: I = 0
