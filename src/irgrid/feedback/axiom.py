@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 _f32 = np.float32
-#: AxiomReranker.K: the words each query word passes on to the sum
+#: AxiomReranker.K: the words each query word passes on to the sum (fb_terms when more)
 WORDS_PER_QUERY_WORD = 1000
 
 
@@ -124,7 +124,7 @@ def anserini_axiom_query(query_tokens: Sequence[str], words_of: Mapping[int, Seq
             scores = float(_f32(_f32(idf * _f32(beta)) * _f32(qtf))) * cross / self_mi
         scores[q] = float(_f32(idf * _f32(qtf)))
         # Double.compare ranks NaN above every number: a NaN takes a place among the 1000, then adds nothing
-        best = np.lexsort((order, np.where(np.isnan(scores), -np.inf, -scores)))[:WORDS_PER_QUERY_WORD]
+        best = np.lexsort((order, np.where(np.isnan(scores), -np.inf, -scores)))[:max(fb_terms, WORDS_PER_QUERY_WORD)]
         for i in best:
             if scores[i] > 1e-8:
                 totals[vocabulary[i]] = totals.get(vocabulary[i], 0.0) + float(scores[i])
