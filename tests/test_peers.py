@@ -178,6 +178,16 @@ ANSERINI_CACM = {
     ("ql_dirichlet", (("mu", 1000.0),)): {"AP": 0.3265, "P@30": 0.1942},
     ("bm25_lucene", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3123, "P@30": 0.1942},
     ("ql_lucene", (("mu", 1000.0),)): {"AP": 0.3265, "P@30": 0.1942},
+    ("bm25_lucene+rm3_anserini", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3648, "P@30": 0.2224},
+    ("ql_lucene+rm3_anserini", (("mu", 1000.0),)): {"AP": 0.3629, "P@30": 0.2250},
+    ("bm25_lucene+ax_anserini", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3077, "P@30": 0.1955},
+    ("ql_lucene+ax_anserini", (("mu", 1000.0),)): {"AP": 0.2907, "P@30": 0.1840},
+}
+# Anserini 0.21.0's feedback query of every topic (-rm3.outputQuery), from its own index of the same
+# documents (tests/peers/anserini-0.21-cacm-rm3.json says how)
+ANSERINI_EXPANDED_QUERIES = {
+    **json.loads((Path(__file__).parent / "peers" / "anserini-0.21-cacm-rm3.json").read_text(encoding="utf-8")),
+    **json.loads((Path(__file__).parent / "peers" / "anserini-0.21-cacm-ax.json").read_text(encoding="utf-8")),
 }
 
 
@@ -258,11 +268,24 @@ def test_ql_dirichlet_equals_direct_log_likelihood(cranfield, cranfield_tokens):
 # (HtmlCollection over src/main/resources/cacm/cacm.tar.gz, DefaultEnglishAnalyzer, topics.cacm.txt,
 # qrels.cacm.txt; trec_eval -m map / -m P.30): index_stats 3204 documents, 14363 unique terms,
 # 320968 total terms; bm25 (-bm25: k1=0.9, b=0.4) MAP 0.3123, P30 0.1942; ql (-qld: mu=1000)
-# MAP 0.3265, P30 0.1942. Figures printed to four digits: equal within half a unit of the last.
+# MAP 0.3265, P30 0.1942; bm25+rm3 (-bm25 -rm3: fbDocs 10, fbTerms 10, originalQueryWeight 0.5)
+# MAP 0.3648, P30 0.2224; ql+rm3 (-qld -rm3) MAP 0.3629, P30 0.2250; bm25+ax (-bm25 -axiom -rerankCutoff 20:
+# R 20, N 30, beta 0.4, top 20, the pool drawn with seed 42) MAP 0.3077, P30 0.1955; ql+ax MAP 0.2907,
+# P30 0.1840. Figures printed to four digits: equal within half a unit of the last.
 ANSERINI_REGRESSION_INDEX = {"num_docs": 3204, "num_terms": 14363, "total_length": 320968}
 ANSERINI_REGRESSION = {
     ("bm25_lucene", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3123, "P@30": 0.1942},
     ("ql_lucene", (("mu", 1000.0),)): {"AP": 0.3265, "P@30": 0.1942},
+    ("bm25_lucene+rm3_anserini", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3648, "P@30": 0.2224},
+    ("ql_lucene+rm3_anserini", (("mu", 1000.0),)): {"AP": 0.3629, "P@30": 0.2250},
+    ("bm25_lucene+ax_anserini", (("k1", 0.9), ("b", 0.4))): {"AP": 0.3077, "P@30": 0.1955},
+    ("ql_lucene+ax_anserini", (("mu", 1000.0),)): {"AP": 0.2907, "P@30": 0.1840},
+}
+# Anserini 0.21.0's feedback query of every topic (-rm3.outputQuery), from its own index of the same
+# documents (tests/peers/anserini-0.21-cacm-rm3.json says how)
+ANSERINI_EXPANDED_QUERIES = {
+    **json.loads((Path(__file__).parent / "peers" / "anserini-0.21-cacm-rm3.json").read_text(encoding="utf-8")),
+    **json.loads((Path(__file__).parent / "peers" / "anserini-0.21-cacm-ax.json").read_text(encoding="utf-8")),
 }
 
 
@@ -285,3 +308,37 @@ def test_cacm_anserini_reproduces_the_published_regression(cacm_anserini, family
     assert cacm_anserini.qrels["qid"].nunique() == 52 and cacm_anserini.topics["qid"].nunique() == 64
     assert measured["AP"] == pytest.approx(expected["AP"], abs=0.0005)
     assert measured["P@30"] == pytest.approx(expected["P@30"], abs=0.0005)
+
+
+RM3_POINT = {"fb_docs": 10, "fb_terms": 10, "original_query_weight": 0.5}
+AX_POINT = {"fb_docs": 20, "fb_terms": 20, "ax_n": 30, "ax_beta": 0.4, "ax_seed": 42}
+
+
+@pytest.mark.parametrize("family,point,method,feedback,row", [
+    ("bm25_lucene", {"k1": 0.9, "b": 0.4}, "rm3_anserini", RM3_POINT, "bm25+rm3"),
+    ("ql_lucene", {"mu": 1000.0}, "rm3_anserini", RM3_POINT, "ql+rm3"),
+    ("bm25_lucene", {"k1": 0.9, "b": 0.4}, "ax_anserini", AX_POINT, "bm25+ax"),
+    ("ql_lucene", {"mu": 1000.0}, "ax_anserini", AX_POINT, "ql+ax"),
+], ids=["bm25+rm3", "ql+rm3", "bm25+ax", "ql+ax"])
+def test_cacm_anserini_feedback_expands_every_query_as_anserini(cacm_anserini, family, point, method, feedback, row):
+    """Each topic's expanded query (its words and their boosts, to float precision) is Anserini's."""
+    from irgrid.feedback.stage import _pool_docids, document_terms, expanded_queries
+    from irgrid.models import get_model
+    from irgrid.retrieve import Scorer
+
+    index, model = cacm_anserini.index, get_model(family)
+    scorer = Scorer(index)
+    queries = scorer.prepare(cacm_anserini.topics, model, [point])
+    docids, scores, offsets = scorer.top(model, queries, point, feedback["fb_docs"])
+    rankings = {qid: (docids[offsets[q]:offsets[q + 1]], scores[offsets[q]:offsets[q + 1]])
+                for q, qid in enumerate(queries.qids)}
+    tokens = {str(qid): index.analyzer(text) for qid, text in zip(cacm_anserini.topics["qid"],
+                                                                 cacm_anserini.topics["text"])}
+    read = _pool_docids(index, rankings, [feedback]) if method == "ax_anserini" else docids
+    expanded = expanded_queries(method, index, tokens, rankings, document_terms(index, read), feedback)
+    peer = ANSERINI_EXPANDED_QUERIES[row]
+    assert set(peer) == set(expanded) and len(peer) == 64
+    for qid, boosts in peer.items():
+        assert set(expanded[qid]) == set(boosts), qid
+        for word, boost in boosts.items():
+            assert expanded[qid][word] == pytest.approx(boost, rel=1e-6), (qid, word)

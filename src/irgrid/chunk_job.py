@@ -149,6 +149,11 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
 
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
+    if getattr(model, "base", None) is not None:  # a family with a feedback stage: its own pipeline
+        from .feedback import retrieve_with_feedback
+
+        yield from retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=True, threads=threads)
+        return
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         from .sentences.features import SentenceParses

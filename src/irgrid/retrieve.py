@@ -370,6 +370,23 @@ class Scorer:
             prepared.allowed = self._allowed_docids(topics, prepared.qids)
         return prepared
 
+    def prepare_weighted(self, weighted: Mapping[str, Mapping[str, float]], postings=None) -> PreparedQuerySet:
+        """A query set of weighted terms: qid -> term -> weight (an expanded query of :mod:`irgrid.feedback`).
+
+        A term's weight stands where a query term's frequency does: it multiplies the term's score
+        (Lucene's BoostQuery), and a language model's query length is the sum of the weights.
+        Terms the collection lacks are dropped; ``postings`` (term -> Postings) may hold them read already.
+        """
+        term_stats = self.index.term_stats(sorted({term for terms in weighted.values() for term in terms}))
+        if postings is None:
+            postings = self.index.postings(sorted(term_stats))
+        per_query = [
+            [QueryTerm(term, float(weight), *term_stats[term], postings[term].docids, postings[term].tfs)
+             for term, weight in sorted(terms.items()) if term in term_stats]
+            for terms in weighted.values()
+        ]
+        return self._flatten([str(qid) for qid in weighted], per_query)
+
     def _allowed_docids(self, topics: pd.DataFrame, qids: list[str]) -> list[np.ndarray]:
         """Each query's candidates (docnos of the topics' ``candidates`` column) as sorted docids.
 
@@ -715,6 +732,10 @@ def retrieve_grid(
     """
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
+    if getattr(model, "base", None) is not None:  # a family with a feedback stage (irgrid.feedback)
+        from .feedback import retrieve_with_feedback
+
+        return retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=as_arrow, threads=threads)
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         from .sentences.features import SentenceParses

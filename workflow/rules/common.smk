@@ -10,6 +10,7 @@ from snakemake.settings.types import DeploymentMethod
 
 from irgrid.collections.provenance import DigestCache, step_provenance
 from irgrid.index.format import FORMAT_VERSION as INDEX_FORMAT_VERSION
+from irgrid.feedback import is_feedback_family
 from irgrid.index.forward import forward_index_dir
 from irgrid.config import experiment_analyzers, experiment_cells, load_config, model_family, resolve_path, retrieval_chunks
 from irgrid.config import model_bounds, select_subset
@@ -162,6 +163,8 @@ def retrieval_inputs(collection, analyzer, queryset, family):
     parses = parses_path(collection, family)
     if parses:
         inputs["parses"] = parses
+    if is_feedback_family(family):  # feedback reads its documents' terms (IndexReader.forward)
+        inputs["forward"] = str(forward_index_dir(inputs["index"]))
     return inputs
 
 
@@ -176,8 +179,11 @@ def chunk_of(wildcards):
 
 def chunk_inputs(wildcards):
     chunk = chunk_of(wildcards)
-    return {**retrieval_inputs(chunk.collection, chunk.analyzer, chunk.queryset, chunk.families[0]),
-            "qrels": f"results/{chunk.collection}/qrels.parquet"}
+    inputs = {**retrieval_inputs(chunk.collection, chunk.analyzer, chunk.queryset, chunk.families[0]),
+              "qrels": f"results/{chunk.collection}/qrels.parquet"}
+    if any(is_feedback_family(family) for family in chunk.families):
+        inputs["forward"] = str(forward_index_dir(inputs["index"]))
+    return inputs
 
 
 def evaluation_files(cells):

@@ -32,7 +32,14 @@ MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
 
 
 def get_model(family: str) -> RetrievalModel:
-    """An instance of the model family named ``family``."""
+    """An instance of the model family named ``family``.
+
+    ``<family>+<method>`` is ``<family>`` with a feedback stage (:mod:`irgrid.feedback`).
+    """
+    if "+" in family:
+        from ..feedback import feedback_model
+
+        return feedback_model(family)
     try:
         return MODEL_FAMILIES[family]()
     except KeyError:

@@ -73,7 +73,7 @@ class QueryTerm:
     """One distinct query term with its statistics and postings."""
 
     term: str
-    qtf: int            # occurrences in the query
+    qtf: int            # occurrences in the query (a float weight in a weighted query: Scorer.prepare_weighted)
     df: int             # documents containing the term
     cf: int             # occurrences in the collection
     docids: np.ndarray  # int32, ascending

@@ -1,0 +1,265 @@
+"""Pseudo-relevance feedback as a stage of retrieval: first run -> feedback documents -> weighted query -> run.
+
+A family ``<family>+<method>`` (``bm25_lucene+rm3_anserini``, ``ql_dirichlet+rm3``) is ``<family>``
+with a feedback stage: its parameters are the family's plus the method's (:data:`FEEDBACK_PARAMETERS`),
+and :func:`retrieve_with_feedback` computes a grid of its points as
+
+1. the first stage: ``<family>`` at the point's own family parameters, once per distinct such
+   point of the grid (:func:`first_stage`), down to the most feedback documents any point asks for;
+2. the feedback statistics: each feedback document's terms, read once from the index's forward
+   index for all points (:func:`document_terms`);
+3. per point, each query's expanded query (word -> weight: :mod:`irgrid.feedback.rm3`);
+4. the second stage: ``<family>`` at the same family parameters scoring the expanded queries, a
+   term's weight multiplying its score as a query frequency does (Lucene's BooleanQuery of
+   BoostQuery clauses: the sum of weight x the term's score). The postings of every expanded
+   query's terms are read once for the grid.
+
+So a grid over ``fb_docs x fb_terms x original_query_weight`` runs its first stage once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+from ..models.base import Parameter, RetrievalModel
+
+#: feedback methods: the suffix of a family name -> what docs/models.md calls it
+FEEDBACK_METHODS = {
+    "rm3": "RM3 (Lavrenko & Croft's relevance model interpolated with the query)",
+    "rm3_anserini": "RM3 exactly as Anserini's Rm3Reranker",
+    "ax_anserini": "axiomatic semantic term matching (Ax) exactly as Anserini's AxiomReranker",
+}
+
+_RM3_PARAMETERS = (
+    Parameter("fb_docs", 10, 1, 1000, "feedback documents: the first stage's top fb_docs (an integer)"),
+    Parameter("fb_terms", 10, 1, 1000, "feedback terms kept in the relevance model (an integer)"),
+    Parameter("original_query_weight", 0.5, 0.0, 1.0, "weight of the original query model against the "
+              "relevance model (RM3's lambda)"),
+)
+#: each method's parameters, added to its family's (Anserini's defaults)
+FEEDBACK_PARAMETERS = {
+    "rm3": _RM3_PARAMETERS,
+    "rm3_anserini": _RM3_PARAMETERS,
+    "ax_anserini": (
+        Parameter("fb_docs", 20, 1, 1000, "the first stage's top documents in the pool (Anserini's R, an integer)"),
+        Parameter("fb_terms", 20, 1, 1000, "words of the expanded query (Anserini's M, an integer)"),
+        Parameter("ax_n", 30, 1, 1000, "the pool holds fb_docs x ax_n documents, the rest drawn at random "
+                  "(Anserini's N, an integer)"),
+        Parameter("ax_beta", 0.4, 0.0, 100.0, "weight of a related word's mutual information (Anserini's beta)"),
+        Parameter("ax_seed", 42, 0, 2**31 - 1, "seed of the random draw of the pool (java.util.Random, an integer)"),
+    ),
+}
+_INTEGER_PARAMETERS = ("fb_docs", "fb_terms", "ax_n", "ax_seed")
+
+
+def is_feedback_family(family: str) -> bool:
+    """Whether ``family`` names a family with a feedback stage (it then reads the forward index)."""
+    return "+" in family
+
+
+class FeedbackModel(RetrievalModel):
+    """A family with a feedback stage: declares the parameters, scores nothing itself.
+
+    Made per family name by :func:`feedback_model`; :func:`retrieve_with_feedback` runs it.
+    """
+
+    base: type[RetrievalModel]
+    method: str = ""
+
+    @classmethod
+    def base_point(cls, point: Mapping[str, float]) -> dict[str, float]:
+        return {name: point[name] for name in cls.base.parameter_names()}
+
+    @classmethod
+    def feedback_point(cls, point: Mapping[str, float]) -> dict[str, float]:
+        return {parameter.name: point[parameter.name] for parameter in FEEDBACK_PARAMETERS[cls.method]}
+
+    @classmethod
+    def check_point(cls, point: Mapping[str, float]) -> dict[str, float]:
+        checked = super().check_point(point)
+        for name in _INTEGER_PARAMETERS:
+            if name in checked and checked[name] != int(checked[name]):
+                raise ConfigError(f"model {cls.name!r}: parameter {name}={checked[name]:g} is not a whole number")
+        return checked
+
+
+_MADE: dict[str, type[FeedbackModel]] = {}
+
+
+def feedback_model(family: str) -> FeedbackModel:
+    """An instance of the feedback family ``<family>+<method>``."""
+    made = _MADE.get(family)
+    if made is None:
+        from ..models import get_model
+
+        base_name, _, method = family.rpartition("+")
+        if method not in FEEDBACK_METHODS:
+            raise ConfigError(f"unknown feedback method {method!r} in model family {family!r}; "
+                              f"known methods: {', '.join(sorted(FEEDBACK_METHODS))}")
+        base = type(get_model(base_name))
+        if base.uses_features or base.scores_candidates or issubclass(base, FeedbackModel):
+            raise ConfigError(f"model family {family!r}: feedback expands a bag of words; {base_name!r} scores "
+                              "query features (windows, phrases, parses) or has a feedback stage already")
+        clashing = set(base.parameter_names()) & {p.name for p in FEEDBACK_PARAMETERS[method]}
+        if clashing:
+            raise ConfigError(f"model family {family!r}: {base_name!r} has parameters {sorted(clashing)} of its own")
+        made = _MADE[family] = type(f"{base.__name__}Feedback", (FeedbackModel,), {
+            "name": family,
+            "description": f"{base.description}, with feedback: {FEEDBACK_METHODS[method]}",
+            "parameters": (*base.parameters, *FEEDBACK_PARAMETERS[method]),
+            "base": base,
+            "method": method,
+        })
+    return made()
+
+
+def first_stage(scorer, model: RetrievalModel, queries, point: Mapping[str, float], depth: int):
+    """The first stage's ranking of every query at one point: ``(docids, scores, offsets)``
+    (:meth:`irgrid.retrieve.Scorer.top`). Its own function so that a test can count the calls."""
+    return scorer.top(model, queries, point, depth)
+
+
+def document_terms(index, docids: Iterable[int]) -> dict[int, Counter]:
+    """docid -> its analysed terms' counts, from the index's forward index (each document read once)."""
+    docids = sorted({int(d) for d in docids})
+    return {docid: Counter(terms) for docid, terms in zip(docids, index.forward(docids))}
+
+
+def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], rankings: Mapping[str, tuple],
+                     terms_of: Mapping[int, Counter], fb_point: Mapping[str, float],
+                     vectors_cache: dict | None = None) -> dict[str, dict[str, float]]:
+    """qid -> the expanded query (word -> weight) of ``method`` at one feedback point.
+
+    ``rankings``: qid -> the first stage's (docids, scores) in rank order; ``vectors_cache`` keeps
+    Anserini's per-document vectors (they depend on fb_terms only) between the points of a grid.
+    """
+    from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
+
+    fb_docs, fb_terms = int(fb_point["fb_docs"]), int(fb_point["fb_terms"])
+    vectors_cache = {} if vectors_cache is None else vectors_cache
+    if method == "ax_anserini":
+        return _axiom_queries(index, query_tokens, rankings, terms_of, fb_point)
+    weight = float(fb_point["original_query_weight"])
+    out = {}
+    if method == "rm3_anserini":
+        words = sorted({w for docids, _ in rankings.values() for d in docids[:fb_docs] for w in terms_of[int(d)]})
+        df = {word: stats[0] for word, stats in index.term_stats(words).items()}
+    for qid, tokens in query_tokens.items():
+        docids, scores = rankings[qid]
+        docids, scores = docids[:fb_docs], scores[:fb_docs]
+        if method == "rm3":
+            out[qid] = relevance_model(tokens, [terms_of[int(d)] for d in docids],
+                                       [float(index.doc_lengths[int(d)]) for d in docids], scores, fb_terms, weight)
+        else:
+            vectors = []
+            for d in docids:
+                key = (int(d), fb_terms)
+                if key not in vectors_cache:
+                    vectors_cache[key] = anserini_document_vector(terms_of[int(d)], df, index.num_docs, fb_terms)
+                vectors.append(vectors_cache[key])
+            out[qid] = anserini_relevance_model(tokens, vectors, [float(np.float32(s)) for s in scores], fb_terms,
+                                                weight)
+    return out
+
+
+def _axiom_queries(index, query_tokens, rankings, terms_of, fb_point) -> dict[str, dict[str, float]]:
+    """qid -> Ax's expanded query (:mod:`irgrid.feedback.axiom`); ``terms_of`` holds every pool document."""
+    from .axiom import anserini_axiom_query, pool, pool_words
+
+    fb_docs = int(fb_point["fb_docs"])
+    words_of: dict[int, list[str]] = {}  # each pool document's words, filtered once for every query
+    by_docno = _docids_by_docno(index)
+    df = {word: stats[0] for word, stats in
+          index.term_stats(sorted({t for tokens in query_tokens.values() for t in tokens})).items()}
+    out = {}
+    for qid, tokens in query_tokens.items():
+        docids = rankings[qid][0][:fb_docs]
+        chosen = pool(docids, by_docno, fb_docs * int(fb_point["ax_n"]), int(fb_point["ax_seed"]))
+        for d in chosen - words_of.keys():
+            words_of[d] = pool_words(terms_of[d])
+        out[qid] = anserini_axiom_query(tokens, {d: words_of[d] for d in sorted(chosen)}, df, index.num_docs,
+                                        int(fb_point["fb_terms"]), float(fb_point["ax_beta"]))
+    return out
+
+
+def _docids_by_docno(index) -> np.ndarray:
+    """The docids in docno order (Anserini sorts its documents by their id field to draw from them)."""
+    docnos = np.asarray(index.docnos, dtype=object)
+    return np.argsort(docnos, kind="stable").astype(np.int64)
+
+
+def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[str, float]]) -> set[int]:
+    """Every document an Ax pool of ``points`` can hold: its top documents and the random draw's."""
+    from .axiom import pool
+
+    by_docno = _docids_by_docno(index)
+    out: set[int] = set()
+    for point in points:
+        fb_docs = int(point["fb_docs"])
+        for docids, _ in rankings.values():
+            out |= pool(docids[:fb_docs], by_docno, fb_docs * int(point["ax_n"]), int(point["ax_seed"]))
+    return out
+
+
+def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Sequence[Mapping[str, float]],
+                           depth: int = 1000, as_arrow: bool = False, threads: int = 1):
+    """Runs of the feedback family ``family`` at each of ``points`` (checked), as :func:`irgrid.retrieve.retrieve_grid`."""
+    from ..retrieve import CANDIDATES_COLUMN, Scorer, _warn_of_empty_queries
+
+    model = feedback_model(family)
+    if CANDIDATES_COLUMN in topics.columns:
+        raise ConfigError(f"model family {family!r}: feedback retrieves from the collection; these topics re-rank "
+                          "their own candidates")
+    base = model.base()
+    points = [model.check_point(point) for point in points]
+    scorer = Scorer(index, threads=threads)
+    query_tokens = {str(qid): index.analyzer(text) for qid, text in zip(topics["qid"], topics["text"])}
+
+    # 1. the first stage, once per distinct family point, as deep as its deepest feedback point
+    base_points: dict[tuple, dict[str, float]] = {}
+    deepest: dict[tuple, int] = {}
+    for point in points:
+        key = tuple(sorted(model.base_point(point).items()))
+        base_points[key] = model.base_point(point)
+        deepest[key] = max(deepest.get(key, 0), int(point["fb_docs"]))
+    first_queries = scorer.prepare(topics, base, list(base_points.values()))
+    _warn_of_empty_queries(first_queries)
+    rankings: dict[tuple, dict[str, tuple]] = {}
+    for key, base_point in base_points.items():
+        docids, scores, offsets = first_stage(scorer, base, first_queries, base_point, deepest[key])
+        rankings[key] = {qid: (docids[offsets[q]:offsets[q + 1]], scores[offsets[q]:offsets[q + 1]])
+                         for q, qid in enumerate(first_queries.qids)}
+    for ranking in rankings.values():  # a query without a term of the collection ranks nothing
+        for qid in query_tokens:
+            ranking.setdefault(qid, (np.zeros(0, np.int32), np.zeros(0, np.float64)))
+    del first_queries
+
+    # 2. the feedback documents' terms, read once for every point
+    feedback_docids = {int(d) for ranking in rankings.values() for docids, _ in ranking.values() for d in docids}
+    if model.method == "ax_anserini":
+        for key, ranking in rankings.items():
+            feedback_docids |= _pool_docids(index, ranking, [p for p in points
+                                                             if tuple(sorted(model.base_point(p).items())) == key])
+    terms_of = document_terms(index, feedback_docids)
+
+    # 3. each point's expanded queries; 4. their terms' postings read once, then each point scored
+    vectors_cache: dict = {}
+    expanded = [expanded_queries(model.method, index, query_tokens,
+                                 rankings[tuple(sorted(model.base_point(point).items()))], terms_of,
+                                 model.feedback_point(point), vectors_cache) for point in points]
+    words = sorted({word for queries in expanded for weights in queries.values() for word in weights})
+    postings = index.postings(words)
+    runs = []
+    for point, queries in zip(points, expanded):
+        prepared = scorer.prepare_weighted(queries, postings)
+        base_point = model.base_point(point)
+        if as_arrow:
+            runs.append(scorer.run_table(base, prepared, base_point, depth))
+        else:
+            runs.append(scorer.run(base, prepared, base_point, depth))
+    return runs

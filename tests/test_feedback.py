@@ -1,0 +1,245 @@
+"""Pseudo-relevance feedback (irgrid.feedback): RM3 against hand-computed relevance models, the
+weighted-query hook against repeated query terms, and the feedback stage against a brute-force
+re-implementation on a hand-made index. Anserini's own runs: tests/test_peers.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from irgrid.errors import ConfigError
+from irgrid.feedback import stage
+from irgrid.feedback.axiom import JavaRandom, _mutual_information, pool
+from irgrid.feedback.rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
+from irgrid.models import get_model
+from irgrid.retrieve import Scorer, retrieve_grid
+from tests.tiny_index import TinyIndex
+
+DOCS = {
+    "d1": "apple banana apple cherry".split(),
+    "d2": "banana durian durian elder".split(),
+    "d3": "apple cherry fig fig fig".split(),
+    "d4": "grape honeydew kiwi".split(),
+    "d5": "apple banana grape".split(),
+}
+
+
+class ForwardIndex(TinyIndex):
+    """The hand-made index with what feedback reads besides postings: the documents' terms."""
+
+    def __init__(self, docs):
+        super().__init__(docs)
+        self.num_docs = len(docs)
+
+    def forward(self, docids):
+        texts = list(self.docs.values())
+        return [list(texts[int(d)]) for d in docids]
+
+
+def topics(*texts):
+    import pandas as pd
+
+    return pd.DataFrame({"qid": [str(i + 1) for i in range(len(texts))], "text": list(texts)})
+
+
+# --- the relevance models, by hand ----------------------------------------------------------------
+
+
+def test_anserini_relevance_model_by_hand():
+    # doc 1: x 2, y 1 (norm 3), score 2; doc 2: x 1, z 1 (norm 2), score 1
+    # p(x) = 2/3*2 + 1/2*1 = 11/6, p(y) = 2/3, p(z) = 1/2; two terms kept: x, y; L1: 11/15, 4/15
+    vectors = [{"x": np.float32(2), "y": np.float32(1)}, {"x": np.float32(1), "z": np.float32(1)}]
+    expanded = anserini_relevance_model(["a", "b", "b"], vectors, [2.0, 1.0], fb_terms=2, original_query_weight=0.5)
+    expected = {"a": 0.5 / 3, "b": 0.5 * 2 / 3, "x": 0.5 * 11 / 15, "y": 0.5 * 4 / 15}
+    assert set(expanded) == set(expected)
+    for word, weight in expected.items():
+        assert expanded[word] == pytest.approx(weight, rel=1e-6)
+
+
+def test_anserini_cuts_equal_weights_by_the_word():
+    # y and w weigh the same: FeatureVector (Anserini 0.21) orders equal weights by the word, so w stays
+    vectors = [{"y": np.float32(1), "w": np.float32(1), "x": np.float32(2)}]
+    expanded = anserini_relevance_model([], vectors, [1.0], fb_terms=2, original_query_weight=0.0)
+    assert set(expanded) == {"w", "x"}
+    assert expanded["x"] == pytest.approx(2 / 3, rel=1e-6) and expanded["w"] == pytest.approx(1 / 3, rel=1e-6)
+
+
+def test_anserini_document_vector_filters_words_as_rm3reranker():
+    counts = {"ok": 3, "a": 9, "x" * 21: 9, "x" * 20: 1, "Upper": 9, "déjà": 9, "1984": 2, "common": 9}
+    df = {word: 1 for word in counts} | {"common": 11}  # 11 of 100 documents: over 10%
+    vector = anserini_document_vector(counts, df, num_docs=100, fb_terms=10)
+    assert dict(vector) == {"ok": 3, "x" * 20: 1, "1984": 2}
+    # exactly 10% is kept (the filter drops a ratio above 0.1)
+    assert "common" in anserini_document_vector(counts, df | {"common": 10}, num_docs=100, fb_terms=10)
+    # cut to the fb_terms most frequent, equal counts by the word
+    assert list(anserini_document_vector({"bb": 1, "aa": 1, "cc": 2}, dict.fromkeys(["aa", "bb", "cc"], 1), 100, 2)) == [
+        "cc", "aa"]
+
+
+def test_textbook_relevance_model_by_hand():
+    # p(D|Q) = exp(s) / sum exp(s) over scores log 3 and log 1: 3/4 and 1/4
+    documents = [{"x": 1, "y": 3}, {"x": 2, "z": 2}]
+    expanded = relevance_model(["q"], documents, [4, 4], [math.log(3), 0.0], fb_terms=2, original_query_weight=0.2)
+    p = {"x": 1 / 4 * 3 / 4 + 2 / 4 * 1 / 4, "y": 3 / 4 * 3 / 4, "z": 2 / 4 * 1 / 4}  # 5/16, 9/16, 2/16
+    kept = p["x"] + p["y"]
+    assert expanded == pytest.approx({"q": 0.2, "x": 0.8 * p["x"] / kept, "y": 0.8 * p["y"] / kept})
+    assert sum(expanded.values()) == pytest.approx(1.0)
+
+
+# --- Ax ---------------------------------------------------------------------------------------------
+
+
+def test_java_random_draws_as_the_jdk():
+    # printed by OpenJDK 17: new Random(seed), six nextInt(3204) then three nextInt(1024) (a power of two)
+    expected = {42: [530, 1407, 324, 1160, 1494, 1825, 283, 724, 681],
+                0: [2436, 52, 2353, 1235, 1799, 1289, 563, 119, 611],
+                2147483647: [189, 1285, 1203, 1775, 1340, 1198, 69, 48, 466]}
+    for seed, draws in expected.items():
+        random = JavaRandom(seed)
+        assert [random.next_int(3204) for _ in range(6)] + [random.next_int(1024) for _ in range(3)] == draws
+
+
+def test_ax_pool_keeps_the_top_documents_and_draws_the_rest():
+    by_docno = np.arange(3204)[::-1]  # position i of the docno order holds docid 3203 - i
+    chosen = pool([7, 8], by_docno, 6, seed=42)
+    # Random(42) draws positions 530, 1407, 324, 1160: docids 3203 - position
+    assert chosen == {7, 8, 3203 - 530, 3203 - 1407, 3203 - 324, 3203 - 1160}
+    assert pool(range(10), by_docno, 5, seed=1) == set(range(10))  # already full
+
+
+def test_mutual_information_by_hand():
+    # 8 documents; x in 4 of them; y1 in the same 4, y2 in 2 of x's and 2 others, y3 in all 8
+    mi = _mutual_information(4, np.array([4, 4, 8]), np.array([4, 2, 4]), 8)
+    # identical halves: I = 2 * (1/2 log 2) = log 2; independent: 0; a word in every document: 0
+    assert mi == pytest.approx([math.log(2), 0.0, 0.0], abs=1e-7)
+
+
+# --- weighted queries ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["bm25", "bm25_lucene", "ql_dirichlet", "ql_lucene", "ql_jm", "kl_ml"])
+def test_whole_weights_score_as_repeated_query_terms(family):
+    index = ForwardIndex(DOCS)
+    model = get_model(family)
+    point = model.check_point({})
+    scorer = Scorer(index)
+    repeated = scorer.run(model, scorer.prepare(topics("apple apple banana fig"), model, [point]), point, 10)
+    weighted = scorer.prepare_weighted({"1": {"apple": 2.0, "banana": 1.0, "fig": 1.0, "absent": 5.0}})
+    run = scorer.run(model, weighted, point, 10)
+    assert list(run["docno"]) == list(repeated["docno"])
+    assert np.allclose(run["score"], repeated["score"], rtol=1e-12)
+
+
+# --- the feedback stage ----------------------------------------------------------------------------
+
+
+def brute_force_rm3_bm25(index, query: str, point: dict, depth: int = 10) -> list[tuple[str, float]]:
+    """bm25+rm3_anserini from the documents' token lists: first-stage BM25 by hand, the relevance
+    model of rm3.anserini_relevance_model, the expanded query scored term by term."""
+    docs = list(index.docs.values())
+    n, avgdl = len(docs), sum(map(len, docs)) / len(docs)
+
+    def bm25(term, doc):
+        df = sum(term in d for d in docs)
+        tf = doc.count(term)
+        if not tf:
+            return 0.0
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return idf * tf / (tf + point["k1"] * (1 - point["b"] + point["b"] * len(doc) / avgdl))
+
+    tokens = query.split()
+    first = sorted(((sum(bm25(t, d) for t in tokens), i) for i, d in enumerate(docs) if set(tokens) & set(d)),
+                   key=lambda item: (-item[0], index.docnos[item[1]]))[:int(point["fb_docs"])]
+    df = {t: sum(t in d for d in docs) for d in docs for t in d}
+    vectors = [anserini_document_vector({t: docs[i].count(t) for t in docs[i]}, df, n, int(point["fb_terms"]))
+               for _, i in first]
+    expanded = anserini_relevance_model(tokens, vectors, [s for s, _ in first], int(point["fb_terms"]),
+                                        point["original_query_weight"])
+    scored = [(sum(w * bm25(t, d) for t, w in expanded.items()), index.docnos[i]) for i, d in enumerate(docs)
+              if set(expanded) & set(d)]
+    return [(docno, score) for score, docno in sorted(scored, key=lambda item: (-item[0], item[1]))[:depth]]
+
+
+def test_feedback_run_equals_brute_force():
+    # df filter: in 5 documents every word is in more than 10% of them; 100 padding documents keep it off
+    docs = DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)}
+    index = ForwardIndex(docs)
+    point = {"k1": 1.2, "b": 0.75, "fb_docs": 2, "fb_terms": 3, "original_query_weight": 0.6}
+    run = retrieve_grid(index, topics("apple banana"), "bm25+rm3_anserini", [point], depth=10)[0]
+    expected = brute_force_rm3_bm25(index, "apple banana", point)
+    assert list(run["docno"]) == [docno for docno, _ in expected]
+    assert np.allclose(run["score"], [score for _, score in expected], rtol=1e-6)
+
+
+def test_a_feedback_grid_runs_its_first_stage_once_per_family_point(monkeypatch):
+    calls = []
+    original = stage.first_stage
+
+    def counted(scorer, model, queries, point, depth):
+        calls.append((dict(point), depth))
+        return original(scorer, model, queries, point, depth)
+
+    monkeypatch.setattr(stage, "first_stage", counted)
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    grid = [{"k1": k1, "b": 0.75, "fb_docs": fb_docs, "fb_terms": fb_terms, "original_query_weight": weight}
+            for k1 in (0.9, 1.2) for fb_docs in (1, 3) for fb_terms in (2, 5) for weight in (0.3, 0.7)]
+    runs = retrieve_grid(index, topics("apple banana", "durian"), "bm25+rm3_anserini", grid, depth=10)
+    assert len(runs) == 16
+    # one first stage per k1, as deep as the deepest fb_docs
+    assert calls == [({"k1": 0.9, "b": 0.75}, 3), ({"k1": 1.2, "b": 0.75}, 3)]
+    # each point's run is the one it gets alone
+    for point, run in zip(grid, runs):
+        alone = retrieve_grid(index, topics("apple banana", "durian"), "bm25+rm3_anserini", [point], depth=10)[0]
+        assert run.equals(alone)
+
+
+@pytest.mark.parametrize("family", ["bm25", "ql_dirichlet", "ql_lucene", "tfidf", "inl2"])
+def test_feedback_works_with_every_bag_of_words_family(family):
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    run = retrieve_grid(index, topics("apple banana"), f"{family}+rm3", [{}], depth=10)[0]
+    # the expansion reaches documents without a query word (d3 shares cherry and fig with d1)
+    assert "d3" in set(run["docno"]) and len(run) <= 10
+
+
+def test_feedback_families_declare_their_parameters():
+    model = get_model("bm25_lucene+rm3_anserini")
+    assert model.parameter_names() == ["k1", "b", "fb_docs", "fb_terms", "original_query_weight"]
+    assert model.check_point({}) == {"k1": 0.9, "b": 0.4, "fb_docs": 10, "fb_terms": 10, "original_query_weight": 0.5}
+    with pytest.raises(ConfigError, match="fb_docs=2.5 is not a whole number"):
+        model.check_point({"fb_docs": 2.5})
+    with pytest.raises(ConfigError, match="original_query_weight"):
+        model.check_point({"original_query_weight": 1.5})
+    with pytest.raises(ConfigError, match="unknown feedback method 'rm9'"):
+        get_model("bm25+rm9")
+    with pytest.raises(ConfigError, match="unknown model family 'bm26'"):
+        get_model("bm26+rm3")
+    with pytest.raises(ConfigError, match="feedback expands a bag of words"):
+        get_model("sdm+rm3")
+
+
+def test_ax_runs_on_a_collection_smaller_than_its_pool():
+    index = ForwardIndex(DOCS)
+    model = get_model("bm25+ax_anserini")
+    assert model.parameter_names() == ["k1", "b", "fb_docs", "fb_terms", "ax_n", "ax_beta", "ax_seed"]
+    # a pool of 2 x 30 documents in a collection of 5: the whole collection, then the query is re-weighted
+    run = retrieve_grid(index, topics("apple banana"), "bm25+ax_anserini", [{"fb_docs": 2}], depth=10)[0]
+    assert set(run["docno"]) <= set(DOCS) and len(run) > 0
+    with pytest.raises(ConfigError, match="ax_seed=1.5 is not a whole number"):
+        model.check_point({"ax_seed": 1.5})
+
+
+def test_the_index_keeps_its_forward_index_where_a_feedback_family_runs():
+    from irgrid.index.build import forward_index_needed
+
+    def config(family, axioms=False):
+        experiment = {"axioms": axioms, "collections": ["cacm"], "analyzer": "porter",
+                      "models": {"m": {"family": family}}}
+        return {"_experiments": {"e": experiment}}
+
+    assert forward_index_needed(config("bm25+rm3"), "cacm", "porter")
+    assert forward_index_needed(config("ql_lucene+ax_anserini"), "cacm", "porter")
+    assert not forward_index_needed(config("bm25+rm3"), "cacm", "lucene")
+    assert not forward_index_needed(config("bm25"), "cacm", "porter")
+    assert forward_index_needed(config("bm25", axioms=True), "cacm", "porter")
