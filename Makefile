@@ -5,7 +5,7 @@ CORES ?= all
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint dry-run clean clean-partial
+.PHONY: setup run test test-fast lint dry-run clean clean-partial
 
 $(VENV)/.installed: pyproject.toml
 	@# WordNet's database for the wordnet stemmer: Debian's wordnet-base, where apt-get can run as root
@@ -35,6 +35,10 @@ lint: setup
 
 test: setup
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# While editing: every test but those marked slow (Snakemake runs, whole collections), on 2 workers.
+test-fast: setup
+	$(VENV)/bin/python -m pytest -n 2 -m "not slow" -q $(PYTEST_ARGS)
 
 clean:
 	rm -rf results logs .snakemake

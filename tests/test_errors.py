@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from common import REGISTRY, REPO
 
 from irgrid.cli import main
 from irgrid.collections import CollectionSpec, write_document_shards, write_topics
@@ -28,8 +29,6 @@ from irgrid.config import load_config
 from irgrid.errors import ConfigError, InputFormatError
 from irgrid.evaluate import RunEvaluator
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
 EXPERIMENT = {
     "collections": ["adi"],

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import SMALL_EXPERIMENT, assert_ok, job_outputs, make_workdir, small_config, snakemake, write_yaml
+from common import REPO, SMALL_EXPERIMENT, assert_ok, job_outputs, make_workdir, small_config, snakemake, write_yaml
 
 from irgrid.collections import CollectionNotAvailable, resolve_files
 from irgrid.collections.local import iter_local_documents, iter_local_queries
@@ -31,7 +31,6 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli package
     import tomli as tomllib
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def replace_default_experiments(*args, **kwargs):
@@ -176,7 +175,7 @@ def snakemake_with(workdir: Path, configfile: str, *args: str):
     import subprocess
     import sys
 
-    from test_workflow import SNAKEFILE, SNAKEMAKE_TIMEOUT
+    from common import SNAKEFILE, SNAKEMAKE_TIMEOUT
 
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(workdir),
                "--configfile", str(workdir / configfile), "--cores", "1", *args]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from common import REGISTRY, REPO
 from test_errors import ANALYZER, EXPERIMENT
 
 from irgrid.collections.local import iter_local_documents, iter_local_queries
@@ -24,9 +25,6 @@ from irgrid.config import SAFE_NAME, check_name, load_config
 from irgrid.errors import ConfigError, InputFormatError
 from irgrid.sentences.answer_tsv import iter_answer_tsv_queries
 from irgrid.sentences.trecqa import iter_trecqa_queries
-
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 
 
 def config_with(experiment: dict | None = None, analyzers: dict | None = None, name: str = "small",

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
+from common import REPO
 
 from irgrid.collections import CollectionSpec, write_document_shards, write_topics
 from irgrid.collections.spec import load_registry
@@ -28,7 +29,6 @@ from irgrid.collections.writers import write_qrels
 from irgrid.errors import ConfigError, InputFormatError
 from tiny_index import TinyIndex
 
-REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
 
@@ -334,7 +334,7 @@ def test_two_ctrl_c_of_a_running_command_end_in_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_a_run_ends_with_its_warnings_and_its_report_lists_them(tmp_path):
-    from test_workflow import SMALL_EXPERIMENT, assert_ok, make_workdir, small_config, snakemake, write_yaml
+    from common import SMALL_EXPERIMENT, assert_ok, make_workdir, small_config, snakemake, write_yaml
 
     data = tmp_path / "data"
     data.mkdir()

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_workflow import ANALYZER, assert_ok, job_outputs, job_stats, make_workdir, snakemake, write_yaml
-from test_workflow import REGISTRY as REPO_REGISTRY
+from common import ANALYZER, assert_ok, job_outputs, job_stats, make_workdir, snakemake, write_yaml
+from common import REGISTRY as REPO_REGISTRY
 
 from irgrid.collections import CollectionNotAvailable, iter_documents, iter_qrels, load_registry, provenance, resolve_files
 from irgrid.collections.provenance import NOT_AVAILABLE, DigestCache, step_provenance

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from common import REGISTRY, REPO
 
 from irgrid.collections import (
     CollectionNotAvailable,
@@ -44,8 +45,6 @@ from irgrid.sentences.trecqa import (
     trecqa_statistics,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "collections.schema.yaml"
 
 
