@@ -1,9 +1,11 @@
 """Fixtures shared by test modules; the plain helpers behind them are in ``common.py``.
 
-Kinds of tests, by marker (pyproject.toml): ``slow`` runs Snakemake or whole collections (the
-workflow tests), ``mirror`` needs the public collections mirror, ``peers`` checks against another
-system's or a paper's published figures. Unmarked tests are unit tests: ``make test-fast`` runs
-every test not marked ``slow``; ``make test`` runs them all, as CI does.
+Kinds of tests, by marker (pyproject.toml): ``slow`` runs Snakemake, whole collections or worker
+pools (the workflow tests), ``mirror`` needs the public collections mirror, ``peers`` checks against
+another system's or a paper's published figures, and ``hypothesis`` (added by Hypothesis' plugin)
+is a property test. ``make test-fast`` runs the unit tests: neither slow nor property tests;
+``make test-properties`` the property tests not marked slow, with the ``fast`` profile below (fewer
+examples where a test does not set its own count); ``make test`` runs everything, as CI does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from pathlib import Path
 
 import pytest
 from common import REGISTRY, REPO, find_mirror, make_workdir, small_config, snakemake
+from hypothesis import settings
+
+# `pytest --hypothesis-profile fast` (make test-properties): property tests try fewer examples
+# while editing; CI and make test use Hypothesis's default profile.
+settings.register_profile("fast", max_examples=20)
 
 
 @pytest.fixture(scope="session")

@@ -268,6 +268,7 @@ def test_an_unwritable_directory_is_one_line_naming_it_even_for_root(read_only_f
     assert err[0].startswith(f"irgrid synthesize: error: {out}") and "Read-only file system" in err[0], err[0]
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_output(small_file_system):
     out = small_file_system / "synthetic"
     result = subprocess.run([sys.executable, "-m", "irgrid", "synthesize", "--docs", "20000", "--vocabulary", "5000",

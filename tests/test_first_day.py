@@ -152,7 +152,7 @@ def test_only_the_selected_experiments_must_be_valid(tmp_path):
 
 @pytest.mark.slow
 def test_own_data_is_one_command_and_errors_name_the_users_file(tmp_path):
-    """README's own-data command: `snakemake --configfile my.yaml` with no other flag plans the user's
+    """docs/usage.md's own-data command: `snakemake --configfile my.yaml` with no other flag plans the user's
     experiment only; a wrong key in that file is reported against it (items 1 and 4)."""
     registry = own_collection(tmp_path)
     workdir = make_workdir(tmp_path / "work", small_config(None))
@@ -299,9 +299,9 @@ def test_a_broken_json_line_gets_no_tsv_hint(tmp_path):
     assert "tsv" not in str(raised.value)
 
 
-def test_readme_own_data_section_shows_a_tsv_entry():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("Your own data"):readme.index("## Running parts")]
+def test_usage_own_data_section_shows_a_tsv_entry():
+    usage = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
+    section = usage[usage.index("Your own data"):usage.index("## Running parts")]
     assert "queries_format: tsv" in section and "format: tsv" in section
 
 

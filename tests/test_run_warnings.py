@@ -53,6 +53,7 @@ def irgrid(*args: str, log: Path, extra_env: dict | None = None) -> subprocess.C
 # --------------------------------------------------------------------------- 10. warnings that surface
 
 
+@pytest.mark.slow
 def test_a_job_writes_its_warnings_beside_its_log_and_a_clean_rerun_removes_them(tmp_path):
     docs = '{"docno": "d1", "text": "wind"}\n{"docno": "d2", "text": "heat"}\n{"docno": "d3", "text": "air"}\n'
     spec, files = jsonl_collection(tmp_path / "data", docs, qrels="1 0 d1 1\n1 0 d2 0\n1 0 gone 1\n")

@@ -410,6 +410,7 @@ def test_qrels_command_refuses_the_qrels_of_another_collection(tmp_path):
 JUDGED_BUT_ABSENT = {"cacm_anserini": lambda docno: int(docno.removeprefix("CACM-")) < 1000}
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_every_registry_entry_judges_only_documents_it_has():
     """The registry's collections, read from the mirror: no judged document is missing from its collection

@@ -253,6 +253,7 @@ def test_registry_entries(tmp_path):
 
 # --- DRCD on the mirror ------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_drcd_counts_match_manifest():
     spec = load_registry(REGISTRY)["drcd"]

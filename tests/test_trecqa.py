@@ -389,6 +389,7 @@ def test_registry_entry():
                for name, url in spec.url.items())
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_trecqa_counts_match_published(mirror):
     spec, files = mirror
@@ -414,6 +415,7 @@ def test_trecqa_counts_match_published(mirror):
         s.conflicting for s in stats.values())
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_trecqa_carried_parses_are_valid(mirror):
     spec, files = mirror
