@@ -5,7 +5,7 @@ CORES ?= all
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint dry-run clean clean-partial
+.PHONY: setup run test test-fast test-properties lint dry-run clean clean-partial
 
 $(VENV)/.installed: pyproject.toml
 	@# WordNet's database for the wordnet stemmer: Debian's wordnet-base, where apt-get can run as root
@@ -35,6 +35,15 @@ lint: setup
 
 test: setup
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# While editing, on 2 workers: the unit tests, without those marked slow (Snakemake runs, whole
+# collections, worker pools) and without the property tests (Hypothesis marks them `hypothesis`).
+test-fast: setup
+	$(VENV)/bin/python -m pytest -n 2 -m "not slow and not hypothesis" -q $(PYTEST_ARGS)
+
+# The property tests not marked slow, with fewer examples each (the `fast` profile, tests/conftest.py).
+test-properties: setup
+	$(VENV)/bin/python -m pytest -n 2 -m "hypothesis and not slow" -q --hypothesis-profile fast $(PYTEST_ARGS)
 
 clean:
 	rm -rf results logs .snakemake

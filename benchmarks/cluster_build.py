@@ -21,7 +21,7 @@ Per build: wall seconds of the ``build_index`` call, docs/s, peak RSS of the chi
 tree (scale.py's sampler: the child, the pool or the cluster's nanny and worker processes), and
 the sha256 of every file of the index: every configuration must write the same bytes.
 
-The cost model (printed, and written down in docs/scale.md): the build is split into the driver's
+The cost model (printed, and written down in benchmarks/HISTORY.md): the build is split into the driver's
 serial head (input sizing, the graph) and tail (stats, removing the pieces, installing the index),
 and per-task durations by phase (analyze per shard, postings per bucket, docs, terms; forward per
 part in builds from before the forward index became its own output) with the phases' dependencies

@@ -1,12 +1,58 @@
-"""Fixtures shared by test modules."""
+"""Fixtures shared by test modules; the plain helpers behind them are in ``common.py``.
+
+Kinds of tests, by marker (pyproject.toml): ``slow`` runs Snakemake, whole collections or worker
+pools (the workflow tests), ``mirror`` needs the public collections mirror, ``peers`` checks against
+another system's or a paper's published figures, and ``hypothesis`` (added by Hypothesis' plugin)
+is a property test. ``make test-fast`` runs the unit tests: neither slow nor property tests;
+``make test-properties`` the property tests not marked slow, with the ``fast`` profile below (fewer
+examples where a test does not set its own count); ``make test`` runs everything, as CI does.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from common import REGISTRY, REPO, find_mirror, make_workdir, small_config, snakemake
+from hypothesis import settings
 
-REPO = Path(__file__).resolve().parents[1]
+# `pytest --hypothesis-profile fast` (make test-properties): property tests try fewer examples
+# while editing; CI and make test use Hypothesis's default profile.
+settings.register_profile("fast", max_examples=20)
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The checkout's root."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def registry() -> Path:
+    """The repo's collection registry, config/collections.yaml."""
+    return REGISTRY
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    """The collections mirror root holding a verified ADI; the test is skipped without one."""
+    root = find_mirror()
+    if root is None:
+        pytest.skip("the ADI collection is not in a local mirror (../shared/collections or IRGRID_MIRROR)")
+    return root
+
+
+@pytest.fixture(scope="session")
+def run_snakemake() -> Callable:
+    """``run_snakemake(workdir, *args)``: Snakemake on the repo's Snakefile in ``workdir`` (common.snakemake)."""
+    return snakemake
+
+
+@pytest.fixture
+def small_workdir(tmp_path: Path, mirror: Path) -> Path:
+    """A work dir with the repo's config/ and the small ADI experiment's config over it (common.small_config)."""
+    return make_workdir(tmp_path / "work", small_config(mirror))
 
 
 @pytest.fixture(scope="session")

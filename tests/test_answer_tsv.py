@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from common import REGISTRY, REPO
 
 from irgrid.collections import (
     CollectionSpec,
@@ -30,8 +31,6 @@ from irgrid.collections.answer_tsv import DEFAULT_COLUMNS, answer_tsv_statistics
 from irgrid.collections.trecqa import SplitStatistics, sentence_docno
 from irgrid.errors import ConfigError, InputFormatError
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "collections.schema.yaml"
 
 HEADER = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID", "Sentence", "Label"]

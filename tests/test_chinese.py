@@ -4,11 +4,11 @@ and the phrase model's statistics of a segmenter word (a window of its character
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from common import REPO
 from test_index import write_shards
 
 from irgrid.analysis import Analyzer
@@ -17,7 +17,7 @@ from irgrid.features.prepare import compile_query_set
 from irgrid.index import IndexReader, build_index
 from irgrid.models import get_model
 
-CHINESE = Analyzer.from_dict(yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())
+CHINESE = Analyzer.from_dict(yaml.safe_load((REPO / "config" / "config.yaml").read_text())
                              ["analyzers"]["chinese"])
 
 

@@ -14,9 +14,9 @@ import os
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from common import REGISTRY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,9 +34,6 @@ from irgrid.config import (
     split_by_hash,
 )
 from irgrid.errors import ConfigError
-
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 
 encoded_points = st.sets(st.from_regex(r"k1~[0-9]{1,3}(\.[0-9]{1,2})?_b~0\.[0-9]{1,2}", fullmatch=True), max_size=120)
 

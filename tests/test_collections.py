@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from common import REGISTRY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,9 +40,6 @@ from irgrid.collections import (
     write_topics,
 )
 from irgrid.errors import ConfigError
-
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 
 # MANIFEST.md: documents, queries, qrels lines (NPL: relevant pairs), judged queries.
 MANIFEST_COUNTS = {

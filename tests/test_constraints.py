@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from common import REPO
 from scipy import stats as scipy_stats
 
 from irgrid.axioms.experiment import (
@@ -218,7 +219,6 @@ def test_paper_models_default_to_all_models():
 
 
 # ------------------------------------------------------------------------- experiment keys
-REPO = Path(__file__).resolve().parents[1]
 TWO_MODELS = {"title": "two", "collections": ["adi"], "analyzer": "porter", "baseline": "ql",
               "models": {"bm25": {"family": "bm25"}, "ql": {"family": "ql_dirichlet"}}}
 

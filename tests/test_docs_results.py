@@ -8,11 +8,10 @@ castorini/anserini's `cacm` regression page): a result measured here belongs in 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from common import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results.md"
 #: Anserini's published CACM regression: MAP and P@30 of BM25 (0.9, 0.4) and QL (1000), its index size
 PUBLISHED = {"0.3123", "0.1942", "0.3265", "14,363", "320,968"}

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from common import REGISTRY, REPO
 
 from irgrid.cli import main
 from irgrid.collections import CollectionSpec, write_document_shards, write_topics
@@ -28,8 +29,6 @@ from irgrid.config import load_config
 from irgrid.errors import ConfigError, InputFormatError
 from irgrid.evaluate import RunEvaluator
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
 EXPERIMENT = {
     "collections": ["adi"],
@@ -269,6 +268,7 @@ def test_an_unwritable_directory_is_one_line_naming_it_even_for_root(read_only_f
     assert err[0].startswith(f"irgrid synthesize: error: {out}") and "Read-only file system" in err[0], err[0]
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_output(small_file_system):
     out = small_file_system / "synthetic"
     result = subprocess.run([sys.executable, "-m", "irgrid", "synthesize", "--docs", "20000", "--vocabulary", "5000",

@@ -11,13 +11,10 @@ The rules are read from the experiment files as a reviewer would check them by h
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from irgrid.models import get_model
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import SMALL_EXPERIMENT, assert_ok, job_outputs, make_workdir, small_config, snakemake, write_yaml
+from common import REPO, SMALL_EXPERIMENT, assert_ok, job_outputs, make_workdir, small_config, snakemake, write_yaml
 
 from irgrid.collections import CollectionNotAvailable, resolve_files
 from irgrid.collections.local import iter_local_documents, iter_local_queries
@@ -31,7 +31,6 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli package
     import tomli as tomllib
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def replace_default_experiments(*args, **kwargs):
@@ -153,7 +152,7 @@ def test_only_the_selected_experiments_must_be_valid(tmp_path):
 
 @pytest.mark.slow
 def test_own_data_is_one_command_and_errors_name_the_users_file(tmp_path):
-    """README's own-data command: `snakemake --configfile my.yaml` with no other flag plans the user's
+    """docs/usage.md's own-data command: `snakemake --configfile my.yaml` with no other flag plans the user's
     experiment only; a wrong key in that file is reported against it (items 1 and 4)."""
     registry = own_collection(tmp_path)
     workdir = make_workdir(tmp_path / "work", small_config(None))
@@ -176,7 +175,7 @@ def snakemake_with(workdir: Path, configfile: str, *args: str):
     import subprocess
     import sys
 
-    from test_workflow import SNAKEFILE, SNAKEMAKE_TIMEOUT
+    from common import SNAKEFILE, SNAKEMAKE_TIMEOUT
 
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(workdir),
                "--configfile", str(workdir / configfile), "--cores", "1", *args]
@@ -300,9 +299,9 @@ def test_a_broken_json_line_gets_no_tsv_hint(tmp_path):
     assert "tsv" not in str(raised.value)
 
 
-def test_readme_own_data_section_shows_a_tsv_entry():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("Your own data"):readme.index("## Running parts")]
+def test_usage_own_data_section_shows_a_tsv_entry():
+    usage = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
+    section = usage[usage.index("Your own data"):usage.index("## Running parts")]
     assert "queries_format: tsv" in section and "format: tsv" in section
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from common import REGISTRY, REPO
 
 from irgrid.analysis import Analyzer
 from irgrid.collections import (
@@ -44,9 +45,6 @@ from irgrid.collections.sources import ChecksumError
 from irgrid.collections.spec import PACKAGE_DATA_DIR
 from irgrid.collections.trec import iter_trec_topics
 from irgrid.errors import ConfigError, InputFormatError
-
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 
 
 def make_tar(path: Path, members: dict[str, bytes], mode: str = "w:gz", directories=(), links=()) -> Path:

@@ -221,6 +221,7 @@ def test_byte_identical_for_any_shard_count(tmp_path):
     assert file_hashes(build(DOCS, tmp_path, "threads", num_shards=3, analyzer=a, scheduler="threads")) == ref
 
 
+@pytest.mark.slow
 def test_small_runs_and_default_process_scheduler(tmp_path, monkeypatch):
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
     assert tasks_mod._term_groups(np.array([2, 1, 9, 1, 1, 1, 0]), 3) == [(0, 2), (2, 3), (3, 7)]
@@ -254,6 +255,7 @@ def test_a_build_without_a_scheduler_uses_threads_for_small_shards_and_processes
     assert build_mod.local_build_cores(tmp_path / "not-yet", 2) == 2
 
 
+@pytest.mark.slow
 def test_a_large_collection_is_built_on_threads_only_when_its_analysis_is_almost_all_gil_free(tmp_path, monkeypatch):
     def shards(name, texts):
         directory = tmp_path / name
@@ -310,6 +312,7 @@ def test_shards_of_one_worker_vocabulary_share_its_ids_and_give_the_same_index(t
     assert file_hashes(build(DOCS, tmp_path, "per-shard-tables", num_shards=4, scheduler="sync")) == ref
 
 
+@pytest.mark.slow
 def test_distributed_cluster_gives_same_bytes(tmp_path):
     distributed = pytest.importorskip("distributed")
     ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
@@ -439,7 +442,7 @@ def corrupt_data_pages(path: Path) -> None:
     path.write_bytes(bytes(raw))
 
 
-@pytest.mark.parametrize("scheduler", ["sync", "threads", "processes"])
+@pytest.mark.parametrize("scheduler", ["sync", "threads", pytest.param("processes", marks=pytest.mark.slow)])
 def test_failed_build_leaves_no_index(tmp_path, scheduler):
     docs = [(f"d{i}", f"text number {i} with words") for i in range(30)]
     shards = write_shards(docs, tmp_path / "in", 3)

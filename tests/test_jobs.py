@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 import yaml
-from test_workflow import REPO, assert_ok, make_workdir, mirror, small_config, snakemake  # noqa: F401 (fixture)
+from common import REPO, assert_ok, make_workdir, small_config, snakemake
 
 from irgrid.errors import ConfigError
 from irgrid.jobs.failures import first_failure, last_meaningful_line, report_first_failure

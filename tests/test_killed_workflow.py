@@ -27,14 +27,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from test_workflow import ANALYZER, SMALL_EXPERIMENT
+from common import ANALYZER, REPO, SMALL_EXPERIMENT, find_mirror
 
-from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
-from irgrid.collections.sources import ChecksumError
 from irgrid.io import parse_leftover
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 PROFILE = REPO / "config" / "profiles" / "local"
 TIMEOUT = 600
 # Files that record when and how long jobs ran (Snakemake's benchmark files, the report with its job
@@ -43,14 +39,6 @@ TIMED = ("results/benchmarks/", "results/report.html")
 
 # The small ADI experiment of the workflow tests: BM25 and QL, two grid points each.
 EXPERIMENT = SMALL_EXPERIMENT
-
-
-def find_mirror() -> Path | None:
-    try:
-        files = resolve_files(load_registry(REGISTRY)["adi"], download=False)
-    except (CollectionNotAvailable, ChecksumError):
-        return None
-    return files["docs"].parent.parent
 
 
 def make_workdir(workdir: Path, mirror: Path) -> Path:

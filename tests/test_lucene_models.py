@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from common import REPO
 
 from irgrid.analysis.analyzer import Analyzer
 from irgrid.analysis.stem import get_stemmer
@@ -21,8 +22,9 @@ from irgrid.models.lucene import byte4_to_int, int_to_byte4, lucene_length
 from irgrid.retrieve import retrieve_grid
 from tiny_index import TinyIndex
 
-REPO = Path(__file__).resolve().parents[1]
 LUCENE = json.loads((Path(__file__).parent / "peers" / "lucene-9.5.json").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.peers
 
 
 def test_one_byte_lengths_decode_as_lucenes():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from common import REGISTRY, REPO
 from test_errors import ANALYZER, EXPERIMENT
 
 from irgrid.collections.answer_tsv import iter_answer_tsv_queries
@@ -24,9 +25,6 @@ from irgrid.collections.squad import iter_squad_queries
 from irgrid.collections.trecqa import iter_trecqa_queries
 from irgrid.config import SAFE_NAME, check_name, load_config
 from irgrid.errors import ConfigError, InputFormatError
-
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 
 
 def config_with(experiment: dict | None = None, analyzers: dict | None = None, name: str = "small",

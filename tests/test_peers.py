@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from common import REGISTRY, REPO
 
 from irgrid.analysis import Analyzer
 from irgrid.collections import (
@@ -38,10 +39,8 @@ from irgrid.evaluate import evaluate_run, mean_values, read_qrels
 from irgrid.index import IndexReader, build_index
 from irgrid.retrieve import read_topics, retrieve_grid
 
-pytestmark = [pytest.mark.slow, pytest.mark.mirror]
+pytestmark = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.peers]
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 CONFIG = REPO / "config" / "config.yaml"
 DEPTH = 1000
 

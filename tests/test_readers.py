@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from common import REPO
 
 from irgrid.collections import (
     CollectionSpec,
@@ -442,7 +443,7 @@ def test_ir_datasets_records_are_mapped(monkeypatch):
 # --- registry ----------------------------------------------------------------------------------
 
 def test_registry_errors_name_the_problem(tmp_path):
-    schema = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "collections.schema.yaml"
+    schema = REPO / "workflow" / "schemas" / "collections.schema.yaml"
     base = {"format": "smart", "files": {"docs": "a.all", "queries": "a.qry", "qrels": "a.rel"},
             "qrels_format": "smart"}
 

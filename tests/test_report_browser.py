@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_workflow import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake
+from common import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

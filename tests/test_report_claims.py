@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from common import REPO
 
 from irgrid.config import load_config, load_yaml
 from irgrid.errors import ConfigError
-
-REPO = Path(__file__).resolve().parents[1]
 
 EXPERIMENT = {
     "title": "two models",

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from common import REPO
 
 from irgrid.report import provenance
 from irgrid.report.html import render_report
@@ -133,7 +134,7 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     from irgrid.config import load_config, load_yaml, retrieval_chunks
     from irgrid.report.manifest import manifest_inputs, report_manifest
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     config = load_yaml(repo / "config" / "config.yaml")
     config["registry"] = str(repo / "config" / "collections.yaml")
     config["experiments"] = {"baselines": str(repo / "config" / "experiments" / "baselines.yaml")}

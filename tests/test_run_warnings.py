@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
+from common import REPO
 
 from irgrid.collections import CollectionSpec, write_document_shards, write_topics
 from irgrid.collections.spec import load_registry
@@ -28,7 +29,6 @@ from irgrid.collections.writers import write_qrels
 from irgrid.errors import ConfigError, InputFormatError
 from tiny_index import TinyIndex
 
-REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
 
@@ -53,6 +53,7 @@ def irgrid(*args: str, log: Path, extra_env: dict | None = None) -> subprocess.C
 # --------------------------------------------------------------------------- 10. warnings that surface
 
 
+@pytest.mark.slow
 def test_a_job_writes_its_warnings_beside_its_log_and_a_clean_rerun_removes_them(tmp_path):
     docs = '{"docno": "d1", "text": "wind"}\n{"docno": "d2", "text": "heat"}\n{"docno": "d3", "text": "air"}\n'
     spec, files = jsonl_collection(tmp_path / "data", docs, qrels="1 0 d1 1\n1 0 d2 0\n1 0 gone 1\n")
@@ -334,7 +335,7 @@ def test_two_ctrl_c_of_a_running_command_end_in_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_a_run_ends_with_its_warnings_and_its_report_lists_them(tmp_path):
-    from test_workflow import SMALL_EXPERIMENT, assert_ok, make_workdir, small_config, snakemake, write_yaml
+    from common import SMALL_EXPERIMENT, assert_ok, make_workdir, small_config, snakemake, write_yaml
 
     data = tmp_path / "data"
     data.mkdir()

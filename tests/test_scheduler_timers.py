@@ -7,8 +7,13 @@ patched, once. The installed Snakemake must still have the method the patch repl
 
 from __future__ import annotations
 
+import copy
+import inspect
 import threading
 
+from common import REPO
+
+from irgrid.config import load_yaml, validate
 from irgrid.jobs.scheduler_timers import PATCHED_FLAG, coalesce_reevaluation_timers
 
 
@@ -75,8 +80,52 @@ def test_a_scheduler_without_the_method_is_left_alone():
     assert not hasattr(Other, "_schedule_reevalutation")
 
 
+# Snakemake 9's JobScheduler._schedule_reevalutation, which the patch replaces, and the call in its
+# loop that makes the timer chains (snakemake/scheduling/job_scheduler.py), whitespace removed.
+SNAKEMAKE_METHOD = (
+    "def_schedule_reevalutation(self,delay:int)->None:"
+    "threading.Timer(delay,lambda:self._open_jobs.release(),).start()"
+)
+SNAKEMAKE_LOOP_CALL = "self._schedule_reevalutation(self.job_rate_limiter.timespan)"
+CHANGED = (
+    "Snakemake {version} changed JobScheduler.{what}, which irgrid.jobs.scheduler_timers replaces or relies on: "
+    "check that the patch still fits the new code and update this test, or remove the patch "
+    "(workflow/rules/common.smk; snakemake_scheduler.coalesce_timers: false turns it off meanwhile)"
+)
+
+
+def without_whitespace(text: str) -> str:
+    return "".join(text.split())
+
+
 def test_the_installed_snakemake_has_the_method_the_patch_replaces():
+    import snakemake
     from snakemake.scheduling.job_scheduler import JobScheduler
 
     assert coalesce_reevaluation_timers()
-    assert getattr(JobScheduler._schedule_reevalutation, PATCHED_FLAG, False)
+    patched = JobScheduler._schedule_reevalutation
+    assert getattr(patched, PATCHED_FLAG, False)
+    original = inspect.getsource(patched.__wrapped__)
+    assert without_whitespace(original) == SNAKEMAKE_METHOD, (
+        CHANGED.format(version=snakemake.__version__, what="_schedule_reevalutation") + f"; now:\n{original}"
+    )
+
+
+def test_the_installed_snakemakes_loop_starts_a_timer_per_pass_with_the_rate_limiter():
+    """The cost the patch removes: the loop asks for a re-evaluation at every pass while jobs wait."""
+    import snakemake
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    loop = without_whitespace(inspect.getsource(JobScheduler.schedule))
+    assert SNAKEMAKE_LOOP_CALL in loop, CHANGED.format(version=snakemake.__version__, what="schedule")
+
+
+def test_the_config_turns_the_patch_on_by_default_and_off_on_request():
+    config = load_yaml(REPO / "config" / "config.yaml")
+    assert validate(copy.deepcopy(config), "config.schema.yaml", "config.yaml")["snakemake_scheduler"] == {
+        "coalesce_timers": True
+    }
+    config["snakemake_scheduler"] = {"coalesce_timers": False}
+    assert not validate(config, "config.schema.yaml", "config.yaml")["snakemake_scheduler"]["coalesce_timers"]
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
+    assert 'if config["snakemake_scheduler"]["coalesce_timers"]:\n    coalesce_reevaluation_timers()' in common

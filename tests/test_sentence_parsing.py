@@ -227,6 +227,7 @@ def test_carried_parses_are_kept_and_never_sent_to_spacy(tmp_path, monkeypatch, 
     assert read_parses(tmp_path / "topics.parquet") == {"7": real(["Where do cats sit?"])[0], "8": HAND}
 
 
+@pytest.mark.slow
 @needs_spacy
 def test_two_workers_give_what_one_worker_and_parse_texts_give(tmp_path):
     docnos = write_docs(tmp_path / "docs")
@@ -238,6 +239,7 @@ def test_two_workers_give_what_one_worker_and_parse_texts_give(tmp_path):
     assert read_parses(tmp_path / "two") == dict(zip([n for names in docnos for n in names], direct))
 
 
+@pytest.mark.slow
 @needs_spacy
 def test_a_failing_shard_leaves_the_previous_directory_or_none(tmp_path, monkeypatch):
     write_docs(tmp_path / "docs")

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_workflow import ANALYZER, assert_ok, job_outputs, job_stats, make_workdir, snakemake, write_yaml
-from test_workflow import REGISTRY as REPO_REGISTRY
+from common import ANALYZER, assert_ok, job_outputs, job_stats, make_workdir, snakemake, write_yaml
+from common import REGISTRY as REPO_REGISTRY
 
 from irgrid.collections import CollectionNotAvailable, iter_documents, iter_qrels, load_registry, provenance, resolve_files
 from irgrid.collections.provenance import NOT_AVAILABLE, DigestCache, step_provenance
@@ -409,6 +409,7 @@ def test_qrels_command_refuses_the_qrels_of_another_collection(tmp_path):
 JUDGED_BUT_ABSENT = {"cacm_anserini": lambda docno: int(docno.removeprefix("CACM-")) < 1000}
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_every_registry_entry_judges_only_documents_it_has():
     """The registry's collections, read from the mirror: no judged document is missing from its collection

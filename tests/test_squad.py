@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from common import REGISTRY, REPO
 
 from irgrid.collections import (
     CollectionNotAvailable,
@@ -32,8 +33,6 @@ from irgrid.collections import (
 )
 from irgrid.errors import ConfigError, InputFormatError
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "collections.schema.yaml"
 
 # Two files, three paragraphs. The second article has no id (its title names the paragraph)
@@ -254,6 +253,7 @@ def test_registry_entries(tmp_path):
 
 # --- DRCD on the mirror ------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_drcd_counts_match_manifest():
     spec = load_registry(REGISTRY)["drcd"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from test_workflow import (
+from common import (
     REGISTRY,
     SMALL_EXPERIMENT,
     assert_ok,

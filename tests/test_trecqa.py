@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from common import REGISTRY, REPO
 
 from irgrid.collections import (
     CollectionNotAvailable,
@@ -44,8 +45,6 @@ from irgrid.collections.trecqa import (
 )
 from irgrid.errors import ConfigError, InputFormatError
 
-REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "config" / "collections.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "collections.schema.yaml"
 
 
@@ -390,6 +389,7 @@ def test_registry_entry():
                for name, url in spec.url.items())
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_trecqa_counts_match_published(mirror):
     spec, files = mirror
@@ -415,6 +415,7 @@ def test_trecqa_counts_match_published(mirror):
         s.conflicting for s in stats.values())
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_trecqa_carried_parses_are_valid(mirror):
     spec, files = mirror

@@ -44,32 +44,30 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from common import (  # noqa: F401 (re-exported: modules written before tests/common.py import these from here)
+    ANALYZER,
+    EXPERIMENT,
+    REGISTRY,
+    REPO,
+    SMALL_EXPERIMENT,
+    SNAKEFILE,
+    SNAKEMAKE_TIMEOUT,
+    assert_ok,
+    find_mirror,
+    job_outputs,
+    job_stats,
+    make_workdir,
+    small_config,
+    snakemake,
+    write_yaml,
+)
 
-from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
+from irgrid.collections import load_registry, resolve_files
 from irgrid.collections.sources import ChecksumError
 from irgrid.config import cell_hash, experiment_cells, load_config, split_by_hash
 from irgrid.errors import ConfigError
 from irgrid.io import atomic_path, write_parquet
 
-REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
-REGISTRY = REPO / "config" / "collections.yaml"
-SNAKEMAKE_TIMEOUT = 300
-
-EXPERIMENT = "small"
-ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
-SMALL_EXPERIMENT = {
-    "title": "BM25 and QL on ADI (test)",
-    "collections": ["adi"],
-    "analyzer": "porter",
-    "models": {
-        "bm25": {"family": "bm25", "label": "BM25", "grid": {"k1": [0.9, 1.2], "b": 0.75}},
-        "ql_dirichlet": {"family": "ql_dirichlet", "label": "QL", "grid": {"mu": [500, 1000]}},
-    },
-    "baseline": "ql_dirichlet",
-    "select_by": "AP",
-    "table_measures": ["AP", "P@10"],
-}
 # The grid above, encoded as the workflow's {params} wildcard (irgrid.grid.encode_point).
 BM25_POINTS = ["k1~0.9_b~0.75", "k1~1.2_b~0.75"]
 QL_POINTS = ["mu~500", "mu~1000"]
@@ -78,101 +76,6 @@ CELLS = [("bm25", p) for p in BM25_POINTS] + [("ql_dirichlet", p) for p in QL_PO
 # "all"; rule chunk's job writes its evaluations, one file with the label in its path.
 CHUNK = "chunk"
 FIRST_RUN = "results/adi/eval/porter/text/chunk-all.parquet"  # target of the partial run
-
-
-def small_config(mirror: Path | None) -> dict:
-    return {
-        "registry": "config/collections.yaml",
-        "mirror": str(mirror) if mirror else None,
-        "resources": "resources",
-        "num_shards": 2,
-        "analyzers": {"porter": dict(ANALYZER)},
-        "measures": ["AP", "P@10"],
-        "experiments": {EXPERIMENT: f"config/experiments/{EXPERIMENT}.yaml"},
-    }
-
-
-def write_yaml(data, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-
-
-def make_workdir(workdir: Path, config: dict, experiment: dict | None = None) -> Path:
-    """A workflow directory: the repo's config/ with our config and experiment written over it."""
-    shutil.copytree(REPO / "config", workdir / "config")
-    write_yaml(config, workdir / "config" / "config.yaml")
-    write_yaml(experiment if experiment is not None else SMALL_EXPERIMENT,
-               workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml")
-    return workdir
-
-
-def snakemake(workdir: Path, *args: str, timeout: float = SNAKEMAKE_TIMEOUT) -> subprocess.CompletedProcess:
-    """Run Snakemake on the repo's Snakefile in ``workdir``; stdout and stderr together in ``.stdout``."""
-    command = [
-        sys.executable, "-m", "snakemake",
-        "--snakefile", str(SNAKEFILE),
-        "--directory", str(workdir),
-        "--configfile", str(workdir / "config" / "config.yaml"),
-        "--cores", "2",
-        *args,
-    ]
-    return subprocess.run(command, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=timeout)
-
-
-def job_stats(output: str) -> dict[str, int]:
-    """The first "Job stats:" table of a Snakemake log as {rule: count}, without the total."""
-    lines = output.splitlines()
-    try:
-        start = lines.index("Job stats:")
-    except ValueError:
-        raise AssertionError(f"no 'Job stats:' table in Snakemake's output:\n{output}") from None
-    stats = {}
-    for line in lines[start + 3:]:  # skip "job count" and the dashes
-        name, count = line.split()
-        if name == "total":
-            assert int(count) == sum(stats.values()), output
-            return stats
-        stats[name] = int(count)
-    raise AssertionError(f"unterminated 'Job stats:' table:\n{output}")
-
-
-def job_outputs(output: str) -> dict[str, list[str]]:
-    """rule -> the output files of each of its jobs listed in a Snakemake log (dry run or real run)."""
-    outputs: dict[str, list[str]] = {}
-    rule = None
-    for line in output.splitlines():
-        header = re.match(r"^\s*(?:local)?rule (\S+):$", line)
-        if header:
-            rule = header.group(1)
-            continue
-        listed = re.match(r"^\s+output: (.*)$", line)
-        if listed and rule is not None:
-            outputs.setdefault(rule, []).extend(listed.group(1).split(", "))
-            rule = None
-    return outputs
-
-
-def assert_ok(result: subprocess.CompletedProcess) -> None:
-    assert result.returncode == 0, f"snakemake exited {result.returncode}:\n{result.stdout[-6000:]}"
-
-
-def find_mirror() -> Path | None:
-    """The mirror root holding a verified copy of ADI (as the workflow would find it), or None."""
-    spec = load_registry(REGISTRY)["adi"]
-    try:
-        files = resolve_files(spec, download=False)
-    except (CollectionNotAvailable, ChecksumError):
-        return None
-    return files["docs"].parent.parent
-
-
-@pytest.fixture(scope="module")
-def mirror() -> Path:
-    root = find_mirror()
-    if root is None:
-        pytest.skip("the ADI collection is not in a local mirror (../shared/collections or IRGRID_MIRROR)")
-    return root
 
 
 # --------------------------------------------------------------------------- lint

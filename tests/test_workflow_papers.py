@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from test_workflow import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
+from common import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
 
 from irgrid.phrases import has_phrase, phrase_words
 

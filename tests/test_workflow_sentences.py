@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import ANALYZER, assert_ok, make_workdir, snakemake, write_yaml
+from common import ANALYZER, assert_ok, make_workdir, snakemake, write_yaml
 
 from irgrid.sentences.parsing import read_parses
 

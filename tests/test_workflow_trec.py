@@ -25,7 +25,7 @@ import random
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import REPO, assert_ok, job_outputs, make_workdir, snakemake, write_yaml
+from common import REPO, assert_ok, job_outputs, make_workdir, snakemake, write_yaml
 
 COLLECTION = "mini_trec"
 # The ADM paper's short queries: titles of more than two words (seed 000).

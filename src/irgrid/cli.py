@@ -789,7 +789,7 @@ def _interrupted(command: str) -> int:
 def _user_errors() -> tuple[type[Exception], ...]:
     """The errors whose message says all (a bad input, config or collection file). The collection ones
     only where their module was loaded, as nothing else raises them: importing irgrid.collections in
-    every command cost each of the run's hundreds of jobs 0.4 s of CPU (commands import what they use)."""
+    every command would cost each of the run's hundreds of jobs its import (commands import what they use)."""
     sources = sys.modules.get("irgrid.collections.sources")
     collection_errors = (sources.ChecksumError, sources.CollectionNotAvailable) if sources else ()
     return (InputFormatError, ConfigError, *collection_errors)

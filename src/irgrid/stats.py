@@ -79,7 +79,7 @@ def align(system: pd.Series, baseline: pd.Series) -> tuple[np.ndarray, np.ndarra
 
 
 def _scipy_stats():
-    """scipy.stats, imported on first use: the import costs ~0.5 s of CPU, and the jobs that only
+    """scipy.stats, imported on first use: the import is slow, and the jobs that only
     select parameter points or draw figures from this module never test anything."""
     from scipy import stats
 

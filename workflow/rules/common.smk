@@ -23,11 +23,6 @@ from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
 from irgrid.report.manifest import manifest_inputs, raw_file_rows, report_manifest, report_path
 
 
-# Snakemake's scheduler would start one more re-evaluation timer at each pass, a crowd that grows
-# with the finished jobs and re-selects jobs ever more often: one pending timer does the same work
-# (irgrid.jobs.scheduler_timers; the Snakemake process's CPU on a 115-job subset halves).
-coalesce_reevaluation_timers()
-
 # The Snakefile's configfile, and the files of --configfile merged over it.
 DEFAULT_CONFIGFILE = "config/config.yaml"
 # Errors name the config files in use: a --configfile's, over the default one.
@@ -37,6 +32,11 @@ replace_default_experiments(config, DEFAULT_CONFIGFILE, workflow.overwrite_confi
 # The package's validation (not snakemake.utils.validate): the first problem in one line, an unknown
 # key with the closest known one, instead of the whole schema; schema defaults filled into `config`.
 validate_config(config, "config.schema.yaml", CONFIG_SOURCE)
+# Snakemake's scheduler would start one more re-evaluation timer at each pass, a crowd that grows
+# with the finished jobs and re-selects jobs ever more often: one pending timer does the same work
+# (irgrid.jobs.scheduler_timers). Off: --config snakemake_scheduler='{coalesce_timers: false}'.
+if config["snakemake_scheduler"]["coalesce_timers"]:
+    coalesce_reevaluation_timers()
 # Only the experiments this run targets must be valid; another that is not is left out, with a warning.
 IRGRID_ALL = load_config(config, source=CONFIG_SOURCE, selected=config["experiments_only"])
 # What this run targets: every experiment and collection, or those of --config experiments_only=[...]
@@ -198,8 +198,8 @@ def cell_inputs(wildcards):
 @functools.cache
 def cells_of(experiment):
     """The cells of an experiment in this run's config, listed once: the input and params functions
-    of its jobs ask for them again and again while the DAG is built (experiment_cells was 15% of a
-    dry run)."""
+    of its jobs ask for them again and again while the DAG is built (listing them each time was a
+    large share of a dry run)."""
     return tuple(experiment_cells(IRGRID, experiment))
 
 

@@ -8,7 +8,7 @@ __all__ = ["IndexReader", "Postings", "bucket_of", "build_index"]
 
 def __getattr__(name: str):
     # The builder (Dask and the analysis tasks) is imported when asked for: a job that only reads an
-    # index, as every retrieval job does, would spend ~0.14 s importing it.
+    # index, as every retrieval job does, would pay for importing it.
     if name == "build_index":
         from .build import build_index
 

@@ -59,8 +59,8 @@ POSTINGS_ROW_GROUP = 8192
 POSITIONS_ROW_GROUP = 65536
 #: Parquet encodings of the postings and positions: DELTA_BINARY_PACKED stores the bit-packed
 #: differences of consecutive values, which within a term (docids) or a posting (positions) are
-#: the gaps. No compression on top: zstd saved under 5% of these files and slowed their reading
-#: by half (measured on a bucket of the synthetic collection, docs/scale.md).
+#: the gaps. No compression on top: zstd saved little of these files and slowed their reading
+#: (benchmarks/HISTORY.md, "Index format 3").
 POSTINGS_ENCODING = {"docid": "DELTA_BINARY_PACKED"}
 POSTINGS_DICTIONARY = ["tf"]  # few distinct values: dictionary indices, bit-packed
 POSITIONS_ENCODING = {"position": "DELTA_BINARY_PACKED"}

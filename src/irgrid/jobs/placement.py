@@ -30,8 +30,9 @@ from irgrid.errors import ConfigError
 #: only hands out file names and gathers small summaries
 DRIVER_THREADS = 1
 DRIVER_MEM_MB = 1000
-#: a local build: Dask processes in the job; 1M- and 3M-document builds peak near 1.5 GiB for the
-#: whole process tree (docs/architecture.md), and SLURM kills a job over its memory
+#: a local build: Dask processes in the job, whose memory stays flat as the collection grows (a
+#: task holds a shard, a bucket or a forward part: benchmarks/HISTORY.md), with room to spare, as
+#: SLURM kills a job over its memory
 LOCAL_MEM_MB = 4000
 LOCAL_RUNTIME_MINUTES = 240
 

@@ -7,16 +7,20 @@ that is on by default (``--max-jobs-per-timespan 100/1s``), every pass of the lo
 ready jobs starts one more timer, including the passes that those timers' own releases cause. So
 every finished job adds a timer chain that fires once a second for as long as jobs are waiting,
 and each firing re-selects jobs: it re-evaluates the params of every ready job and stats all their
-inputs. The work grows with the square of the job count. Measured on the default run (794 jobs,
-2 cores): the Snakemake process itself used 412 CPU s (271 user, 141 system) of the run's 21 min,
-a sixth of the machine; on a 115-job subset the patch below halves its CPU (16.4 -> 8.8 s).
+inputs. The Snakemake process's own CPU grows with the square of the job count
+(``benchmarks/scheduler_timers.py`` measures it, patched and not).
 
 :func:`coalesce_reevaluation_timers` makes ``_schedule_reevalutation`` start a timer only when
 none is pending that fires as early or earlier. Nothing is lost: a re-evaluation asked for at
 ``now + delay`` is served by any pass of the loop at or before that time, the pending timer
 gives one, and the loop asks again if it still needs to. Finished jobs release the semaphore
-themselves, untouched. The Snakefile applies it; a Snakemake without the method (another
-version's scheduler) is left alone, and the workflow then runs as before, only slower.
+themselves, untouched. A longer timespan would thin the chains too, but Python waits for a
+pending ``threading.Timer`` at exit.
+
+The Snakefile applies it when the config's ``snakemake_scheduler.coalesce_timers`` is true (the
+default). A Snakemake without the method is left alone, and the workflow then runs as before, only
+slower; ``tests/test_scheduler_timers.py`` fails when the installed Snakemake's method or its call
+in the loop is no longer the code this replaces.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def coalesce(schedule_reevaluation):
         threading.Timer(delay, fire).start()
 
     one_pending_timer.__doc__ = schedule_reevaluation.__doc__
+    one_pending_timer.__wrapped__ = schedule_reevaluation  # the original, for the tests' source check
     setattr(one_pending_timer, PATCHED_FLAG, True)
     return one_pending_timer
 

@@ -95,11 +95,11 @@ def dirichlet_posting_parts(tfs, term_constants, term_offsets, out):
     collection has tens of thousands of postings with tfs below 30), so a term with many postings
     for its largest tf gets a table of its parts, one log1p per distinct tf value up to that
     largest, and each posting a lookup: the table holds the values the scalar function gives, so
-    the parts are the same to the last bit. On DRCD, 88M postings a phrase family's query set,
-    the log1p of every posting was a fifth of a retrieval job (docs/scale.md).
+    the parts are the same to the last bit. On a large query set (DRCD's phrase families) the
+    log1p of every posting was a large share of a retrieval job.
 
     ``out``: a float64 array as long as ``tfs`` to write them into (and returned): a grid's
-    next mu reuses the previous mu's array (700 MB for DRCD's 88M postings) instead of a new one.
+    next mu reuses the previous mu's array (as large as the query set's postings) instead of a new one.
     """
     table = np.empty(0, np.float64)
     for i in range(len(term_constants)):
