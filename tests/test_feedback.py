@@ -228,18 +228,3 @@ def test_ax_runs_on_a_collection_smaller_than_its_pool():
     assert set(run["docno"]) <= set(DOCS) and len(run) > 0
     with pytest.raises(ConfigError, match="ax_seed=1.5 is not a whole number"):
         model.check_point({"ax_seed": 1.5})
-
-
-def test_the_index_keeps_its_forward_index_where_a_feedback_family_runs():
-    from irgrid.index.build import forward_index_needed
-
-    def config(family, axioms=False):
-        experiment = {"axioms": axioms, "collections": ["cacm"], "analyzer": "porter",
-                      "models": {"m": {"family": family}}}
-        return {"_experiments": {"e": experiment}}
-
-    assert forward_index_needed(config("bm25+rm3"), "cacm", "porter")
-    assert forward_index_needed(config("ql_lucene+ax_anserini"), "cacm", "porter")
-    assert not forward_index_needed(config("bm25+rm3"), "cacm", "lucene")
-    assert not forward_index_needed(config("bm25"), "cacm", "porter")
-    assert forward_index_needed(config("bm25", axioms=True), "cacm", "porter")

@@ -258,3 +258,27 @@ def test_switching_configs_reruns_no_index(tmp_path, mirror):
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "results/adi/index/porter").rglob("*")} == index_files
     stats = json.loads((tmp_path / "results/adi/forward/porter/stats.json").read_text())
     assert stats["analyzer"] == Analyzer.from_dict(ANALYZER).to_dict()
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+def test_a_feedback_family_plans_the_forward_index_its_chunk_reads(tmp_path, mirror):
+    """A model with a feedback stage reads its feedback documents' terms: its chunk job asks for the
+    forward index (and no other chunk does), and the postings index's command stays the same."""
+    plain, _ = two_configs(tmp_path, mirror)
+    experiment = {"title": "RM3 on ADI (test)", "collections": ["adi"], "analyzer": "porter", "baseline": "bm25",
+                  "models": {"bm25": {"family": "bm25", "grid": {"k1": 0.9, "b": 0.4}},
+                             "bm25_rm3": {"family": "bm25+rm3", "grid": {"k1": 0.9, "b": 0.4}}}}
+    write_yaml(experiment, tmp_path / "config" / "experiments" / "rm3.yaml")
+    with_feedback = dict(plain, experiments=dict(plain["experiments"], rm3="config/experiments/rm3.yaml"))
+    runs = {}
+    for name, config in [("plain", plain), ("feedback", with_feedback)]:
+        result = snakemake_with(tmp_path, config, "-n", "-p")
+        assert_ok(result)
+        runs[name] = result.stdout
+    assert shell_commands(runs["plain"], "build_index") == shell_commands(runs["feedback"], "build_index")
+    assert "build_forward_index" not in job_stats(runs["plain"])
+    assert job_stats(runs["feedback"])["build_forward_index"] == 1
+    [forward_command] = shell_commands(runs["feedback"], "build_forward_index")
+    assert "--out results/adi/forward/porter" in forward_command
+
