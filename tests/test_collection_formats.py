@@ -110,3 +110,16 @@ def test_format_defaults_fill_every_field():
     """A format declared with no options reads as the defaults of every attribute (none is required)."""
     assert all(field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
                for field in dataclasses.fields(Format))
+
+
+def test_an_answer_sentence_collection_reranks_candidates_unless_told(tmp_path):
+    """An experiment naming no query sets runs X+judged on an answer-sentence collection (the questions
+    with a positive, each re-ranking its candidates), and the plain query sets elsewhere."""
+    from irgrid.config import experiment_querysets
+
+    answers = CollectionSpec.from_dict("qa", {"format": "answer_tsv", "files": {"dev": "d.tsv", "test": "t.tsv"}})
+    assert experiment_querysets({}, answers) == ["dev+judged", "test+judged"]
+    assert experiment_querysets({"querysets": ["test+alljudged"]}, answers) == ["test+alljudged"]
+    smart = CollectionSpec.from_dict("s", {"format": "smart", "files": {"docs": "a", "queries": "b", "qrels": "c"},
+                                           "qrels_format": "smart"})
+    assert experiment_querysets({}, smart) == ["text"]

@@ -431,11 +431,17 @@ def experiment_querysets(experiment: Mapping[str, Any], collection) -> list[str]
     """The query sets an experiment runs on one collection: those listed that it has, else all.
 
     A derived query set (``X+parser``, ``X+min3words``, ...: :mod:`irgrid.querysets`) counts as
-    one the collection has when it has X.
+    one the collection has when it has X. Unlisted, an answer-sentence collection's query sets are
+    the re-ranking of each question's candidates over the questions with a positive (``X+judged``),
+    the rows answer-selection papers report.
     """
     available = list(collection.querysets)
     listed = experiment.get("querysets")
     if not listed:
+        from .collections.formats import FORMATS  # imported late, as load_registry: the readers are heavier
+
+        if FORMATS[collection.format].answer_candidates:
+            return [f"{name}+judged" for name in available]
         return available
     return [name for name in listed if base_queryset(name) in available]
 

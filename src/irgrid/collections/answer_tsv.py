@@ -217,4 +217,5 @@ def _qrels(spec, files, numeric_docnos):
     return iter_answer_tsv_qrels(role_paths(spec, files), spec.relevance, spec.encoding, _columns(spec))
 
 
-FORMATS = {"answer_tsv": Format(documents=_documents, queries=_queries, qrels=_qrels, bundled=True)}
+FORMATS = {"answer_tsv": Format(documents=_documents, queries=_queries, qrels=_qrels, bundled=True,
+                                answer_candidates=True)}

@@ -44,7 +44,9 @@ class Format:
     in this format and that names none (a field list of None: every field in source order).
     ``metadata_fields``: document fields left out of the indexed text when the entry names no
     ``doc_fields``; ``upper_case_fields``: the format names document fields by the upper-cased
-    tag, so an entry's ``doc_fields`` are upper-cased too.
+    tag, so an entry's ``doc_fields`` are upper-cased too. ``answer_candidates``: each question comes
+    with its judged candidate answers, which the answer-selection protocol re-ranks: an experiment
+    naming no query sets runs ``X+judged`` for each query set X (:mod:`irgrid.querysets`).
     """
 
     documents: DocumentReader | None = None
@@ -59,6 +61,7 @@ class Format:
     metadata_fields: frozenset[str] = frozenset()
     upper_case_fields: bool = False
     lower_case_query_fields: bool = False
+    answer_candidates: bool = False
 
 
 def role_path(spec: Any, files: Files, role: str) -> Path:

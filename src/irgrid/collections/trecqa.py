@@ -415,4 +415,5 @@ def _parses(spec, files):
 
 
 # The format that comes with a dependency parse of every sentence and question.
-FORMATS = {"trecqa": Format(documents=_documents, queries=_queries, qrels=_qrels, parses=_parses, bundled=True)}
+FORMATS = {"trecqa": Format(documents=_documents, queries=_queries, qrels=_qrels, parses=_parses, bundled=True,
+                            answer_candidates=True)}
