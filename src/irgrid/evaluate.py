@@ -108,7 +108,7 @@ def read_run_for_evaluation(path: str | os.PathLike) -> pa.Table:
     # qid and docno as Parquet stores them when it keeps them as dictionaries (irgrid.retrieve.RUN_WRITE_OPTIONS):
     # each distinct docno is then looked up once, not once a row. When a column outgrew its dictionary page
     # (a run of 975k rows over a million documents), Parquet wrote it plain, and reading it as a dictionary
-    # would hash every row: 0.18 s against 0.05 s for that run.
+    # would hash every row, several times slower.
     encoded = [name for name in ("qid", "docno") if _stored_as_dictionary(metadata, columns.index(name))]
     with pq.ParquetFile(path, metadata=metadata, read_dictionary=encoded) as file:
         return file.read(columns=EVALUATED_RUN_COLUMNS)
@@ -123,7 +123,7 @@ def _stored_as_dictionary(metadata: pq.FileMetaData, column: int) -> bool:
 
 def read_parquet_file(path: str | os.PathLike) -> pa.Table:
     """One Parquet file, read without ``pq.read_table``'s dataset layer: its first use imports
-    pyarrow.dataset, 0.4 s of CPU in every job that reads a file (the same table)."""
+    pyarrow.dataset, a noticeable share of the CPU of every job that reads a file (the same table)."""
     with pq.ParquetFile(path) as file:
         return file.read()
 
@@ -195,7 +195,7 @@ class RunEvaluator:
         # ir-measures' Evaluator.iter_calc wraps the provider's values to add measure.DEFAULT for every
         # (measure, judged query) the provider gave none, by discarding each value's pair from a set of
         # all of them: a pair's hash is the measure's repr, rebuilt for every value, which was most of
-        # an evaluation's time (1.5M values for a DRCD chunk: 12 of its 29 s). For pytrec_eval's
+        # an evaluation's time on a large chunk (benchmarks/HISTORY.md). For pytrec_eval's
         # evaluator, its own values are taken instead and every pair starts at the measure's DEFAULT,
         # which is what the wrapper gives a pair left out (the same values: tests/test_evaluate.py).
         self._values_of = (self._evaluator._iter_calc if type(self._evaluator) is PytrecEvalEvaluator

@@ -303,9 +303,9 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     A chunk's document lengths (BM25's) are gathered once for the block's points, from the int32
     ``doc_lengths`` (every document's, in docid order) through the postings' ``docids``; a length
     is an integer, so its float64 is the one the numpy path uses. Gathering them for the whole
-    query set ahead of the kernel cost an array of 8 bytes a posting (91 MB for the 1M-document
-    benchmark's 11.4M postings) whose fresh pages took 0.1-0.5 s to fault in, more than a point's
-    scoring; the gather here costs ~5 ns a posting and block instead (docs/scale.md).
+    query set ahead of the kernel cost an array of 8 bytes a posting whose fresh pages took longer
+    to fault in than a point's scoring; the gather here costs a few nanoseconds a posting and block
+    instead (benchmarks/HISTORY.md).
     ``kernel`` names the formula (:mod:`irgrid.models.formulas`).  Each point's scores are
     added in posting order from zero, then the per-document part and the query weight are
     applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the

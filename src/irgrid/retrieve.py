@@ -49,11 +49,11 @@ RUN_SCHEMA = pa.schema(
 RUN_COLUMNS = [field.name for field in RUN_SCHEMA]
 # How a run is written. Dictionary pages for the columns that repeat (a qid a row, a docno per query,
 # ranks 1..depth), not for the scores, which Parquet's default hashes until the dictionary page is full
-# and then writes plain anyway; no column statistics (nothing filters runs by them). A 3.5M-row DRCD
-# run: 0.29 -> 0.19 s to write, 0.11 -> 0.08 s to read, the same table read back (docs/scale.md).
+# and then writes plain anyway; no column statistics (nothing filters runs by them). Faster to write
+# and to read, the same table read back (benchmarks/HISTORY.md).
 RUN_WRITE_OPTIONS = {"use_dictionary": ["qid", "docno", "rank"], "write_statistics": False}
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
-#: (candidates x points, float64) stays in a core's cache (1 MiB here) for its median ~14k candidates
+#: (candidates x points, float64) stays in a core's cache for a query's typical candidates
 BLOCK_POINTS = 4
 log = logging.getLogger(__name__)
 #: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
@@ -79,7 +79,7 @@ def _cycle_collection_paused():
     Preparing a query set makes several objects for every query term and window (a DRCD phrase
     family's set has 153,273 features, each copied once or twice), which live as long as the set;
     the collector's full passes that their number triggers scanned every live object and were a
-    quarter to a third of the preparation's time (1.3-1.4 s of 3.6-5.8 s). Objects freed by
+    quarter to a third of the preparation's time (benchmarks/HISTORY.md). Objects freed by
     reference counting are freed as ever; the collector runs again after the block.
     """
     enabled = gc.isenabled()
@@ -225,8 +225,8 @@ class PreparedQuerySet(Sequence):
     def dirichlet_parts(self, model: RetrievalModel, term_constants: np.ndarray, mu: float):
         """Each posting's Dirichlet part and each candidate's log(|D| + mu): the same for every point of one mu.
 
-        Kept for the last (model, mu) only: they are the size of the postings (700 MB for DRCD's
-        phrase families), and the next (model, mu) is written into their arrays rather than new
+        Kept for the last (model, mu) only: they are the size of the postings (hundreds of MB for
+        DRCD's phrase families), and the next (model, mu) is written into their arrays rather than new
         ones. The arrays handed out before are overwritten then: a caller uses them before
         asking for another mu (Scorer._top_block).
         """
@@ -316,7 +316,7 @@ class Scorer:
         # the fused BM25 kernel gathers a posting's document length through its docid (the reader's int32)
         self.int_doc_lengths = np.ascontiguousarray(index.doc_lengths, dtype=np.int32)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
-        # the reader's Arrow docnos when it has them: a million Python strings cost ~0.1 s to make
+        # the reader's Arrow docnos when it has them: a million Python strings are slow to make
         docnos_arrow = getattr(index, "docnos_arrow", None)
         if docnos_arrow is None:
             docnos_arrow = pa.array(np.asarray(index.docnos, dtype=object), type=pa.string())

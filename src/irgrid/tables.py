@@ -169,8 +169,8 @@ def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
 
 def read_topics_file(path: str | os.PathLike) -> pd.DataFrame:
     """A topics file (qid, text, ...), the frame :func:`irgrid.retrieve.read_topics` gives, read
-    without importing the retrieval code (numba) and pyarrow.dataset: ~0.3 s of CPU in a table or
-    findings job, which only wants the queries' ids, text or phrases."""
+    without importing the retrieval code (numba) and pyarrow.dataset, a table or findings job's
+    largest fixed cost, which only wants the queries' ids, text or phrases."""
     table = read_parquet_file(path)
     if not {"qid", "text"} <= set(table.column_names):
         raise InputFormatError(path, None, "a topics table with columns qid, text", f"columns {table.column_names}")
@@ -249,7 +249,7 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
 def _concat_evaluations(cells: pd.DataFrame, tables: list[pa.Table]) -> pa.Table | None:
     """The evaluation files as one Arrow table with the cells' columns, converted to pandas once:
     an experiment has up to ~1,400 files, and a pandas frame per file (converted, assigned the
-    cell's columns, concatenated) took 2-3 s of CPU. None when the files are not all plain
+    cell's columns, concatenated) was most of a table job's CPU. None when the files are not all plain
     evaluations of one schema, or a cell column is not text: pandas then reconciles them as before."""
     schema = tables[0].schema
     if schema.names != _EVALUATION_COLUMNS or any(not table.schema.equals(schema) for table in tables):

@@ -142,23 +142,18 @@ def automatic_num_buckets(shards: list[tuple[Path, int]], sample: tuple[int, pa.
 
 
 #: Shards smaller than this in all are indexed on threads of the build's own process, not in
-#: worker processes: each worker costs ~1.5 CPU s to start and import, more than a second core
-#: saves on a small collection's analysis (pure Python, so threads share one core). NPL (1.7 MB of
-#: shards, 11,429 documents), median of 3 on a loaded machine: 2 processes 7.8 s wall / 3.8 CPU s,
-#: threads 4.5 s / 2.2. Every collection of the default run is under 2 MB; the bytes are the same
-#: either way (tests/test_index.py).
+#: worker processes: starting and importing a worker costs more than a second core saves on a small
+#: collection's analysis (pure Python, so threads share one core). The bytes are the same either
+#: way (tests/test_index.py); the measurements are in benchmarks/HISTORY.md.
 THREADS_BELOW_BYTES = 8 * 2**20
 
 
 #: A larger collection is indexed on threads too when its analysis runs almost all in the
 #: kernels that release the GIL: a word is analysed once per worker, by numba when it is a
-#: plain ASCII alphanumeric word and no stemmer is set, else in Python (~7 us a word on this
-#: VM, against ~0.2 us a token for the GIL-free work). At most this share of the sampled words
-#: being distinct Python-analysed words keeps Python under ~10% of the work. 1M synthetic
-#: documents (share 0): threads 23.8 s, one process of 0.96 GB, against 2 processes 26.4 s and
-#: 1.42 GB for the tree; DRCD's text made new 20 times over (share 0.99: Chinese runs between
-#: spaces): threads 17.2 s against processes 12.8 s. English collections (CACM, Cranfield, CISI,
-#: MED, TrecQA: 0.02-0.07, the words with punctuation) stay on processes. docs/scale.md has the runs.
+#: plain ASCII alphanumeric word and no stemmer is set, else in Python (far dearer a word than
+#: the GIL-free work a token). At most this share of the sampled words being distinct
+#: Python-analysed words keeps Python a small part of the work; English collections (words with
+#: punctuation) stay on processes. The measurements behind the threshold: benchmarks/HISTORY.md.
 THREADS_MAX_PYTHON_WORDS = 0.002
 
 
@@ -209,7 +204,7 @@ def _progress_lines(out, every_seconds: float):
 
     Not dask's ProgressBar with a long redraw interval (the way to keep a log short): its timer
     thread sleeps that interval and the bar joins it when the build ends, so every build lasted
-    up to the interval longer, 5 s in a log file: ~5 of the ~6 s each small index took.
+    up to the interval longer, most of a small index's time.
     """
     from dask.callbacks import Callback
 

@@ -35,7 +35,7 @@ from irgrid.index.format import (
 )
 
 # irgrid.index.kernels (numba) is imported inside the tasks only: the driver of a build, which
-# imports this module for the tasks' names, then never loads numba (130 MB of its memory).
+# imports this module for the tasks' names, then never loads numba (and its memory).
 
 #: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
 RUN_TOKENS = 4_000_000
@@ -376,8 +376,8 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         bucket_terms = pa.array([], pa.string())
     # Each shard's local term ids -> the bucket's term index. The shards analysed by one worker
     # vocabulary share its ids (a local id is the same term in all of them), so they share one
-    # table: a table a shard held 4 bytes a vocabulary term for each of the collection's shards
-    # (400 MB a bucket task at 10M documents: 200 shards, 500k terms).
+    # table: a table a shard held 4 bytes a vocabulary term for each of the collection's shards,
+    # which grows with shards x vocabulary at 10M documents.
     vocabulary_of = {r["shard"]: r["vocabulary"] for r in shard_results if isinstance(r, dict) and "vocabulary" in r}
     tables: dict[str, np.ndarray] = {}
     lookup = {}
