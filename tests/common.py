@@ -116,6 +116,24 @@ def job_outputs(output: str) -> dict[str, list[str]]:
     return outputs
 
 
+def cell_runs(workdir: Path, collection: str, analyzer: str, queryset: str, model: str,
+              params: str | None = None) -> dict[str, pd.DataFrame]:
+    """A model's runs of one query set, params -> run, made on demand as a user asks for them (runs are
+    not kept: one Snakemake target a cell); ``params`` None: every point its chunks evaluated, "any": the
+    first of them."""
+    import pandas as pd
+
+    if params in (None, "any"):
+        chunks = (workdir / "results" / collection / "eval" / analyzer / queryset).glob("chunk-*.parquet")
+        evaluations = pd.concat(pd.read_parquet(path, columns=["model", "params"]) for path in chunks)
+        points = sorted(set(evaluations.loc[evaluations["model"] == model, "params"]))[:1 if params else None]
+    else:
+        points = [params]
+    paths = {point: f"results/{collection}/runs/{analyzer}/{queryset}/{model}/{point}.parquet" for point in points}
+    assert_ok(snakemake(workdir, *paths.values()))
+    return {point: pd.read_parquet(workdir / path) for point, path in paths.items()}
+
+
 def assert_ok(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 0, f"snakemake exited {result.returncode}:\n{result.stdout[-6000:]}"
 

@@ -37,6 +37,7 @@ from irgrid.collections import (
 )
 from irgrid.evaluate import evaluate_run, mean_values, read_qrels
 from irgrid.index import IndexReader, build_index
+from irgrid.index.forward import build_forward_index, forward_index_dir
 from irgrid.retrieve import read_topics, retrieve_grid
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.peers]
@@ -66,6 +67,7 @@ class Built:
         write_topics(spec, files, queryset, root / "topics.parquet")
         write_qrels(spec, files, root / "qrels.parquet")
         build_index(docs_dir, root / "index", self.analyzer, num_buckets=4, scheduler="threads", progress=False)
+        build_forward_index(root / "index", forward_index_dir(root / "index"))  # feedback reads documents' terms
         self.index = IndexReader(root / "index")
         assert self.index.analyzer == self.analyzer  # queries are analysed as the documents were
         self.topics = read_topics(root / "topics.parquet")
@@ -190,7 +192,12 @@ ANSERINI_EXPANDED_QUERIES = {
 }
 
 
-@pytest.mark.parametrize("family,point", list(ANSERINI_CACM), ids=[family for family, _ in ANSERINI_CACM])
+# Ax draws its pool of documents at random by document id (seeded): on another rendering of CACM, with
+# other ids, it draws another pool, so its published figure is checked on Anserini's own files only.
+PUBLIC_CACM_ROWS = [(family, point) for family, point in ANSERINI_CACM if not family.endswith("+ax_anserini")]
+
+
+@pytest.mark.parametrize("family,point", PUBLIC_CACM_ROWS, ids=[family for family, _ in PUBLIC_CACM_ROWS])
 def test_cacm_matches_anserini_regression(cacm, family, point):
     """Within 0.01 of the published figures: Anserini's own documents, topics and judgements differ from
     the public CACM files (docs/anserini.md); on the same files the Lucene families match Anserini exactly

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from common import ANALYZER, assert_ok, find_mirror, make_workdir, snakemake, write_yaml
+from common import ANALYZER, assert_ok, cell_runs, find_mirror, make_workdir, snakemake, write_yaml
 
 from irgrid.phrases import has_phrase, phrase_words
 
@@ -170,11 +170,10 @@ def test_term_dependence_rows_for_adjacent_and_parser_pairs(workdir):
     assert set(summary["queryset"]) == {"text", "text+parser"}
     assert set(summary["model"]) == {"ug", "culm", "adm", "sdm"}
     # the pairs differ between the two rows, so ADM's runs do; UG's do not
-    runs = workdir / "results" / "adi" / "runs" / "porter"
-    ug = [pd.read_parquet(runs / queryset / "ug" / "mu~1000.parquet") for queryset in ("text", "text+parser")]
+    ug = [cell_runs(workdir, "adi", "porter", queryset, "ug", "mu~1000")["mu~1000"] for queryset in ("text", "text+parser")]
     pd.testing.assert_frame_equal(ug[0], ug[1])
-    point = "mu~1000_window~8_alpha~0.5_beta~0.5.parquet"
-    adm = [pd.read_parquet(runs / queryset / "adm" / point) for queryset in ("text", "text+parser")]
+    point = "mu~1000_window~8_alpha~0.5_beta~0.5"
+    adm = [cell_runs(workdir, "adi", "porter", queryset, "adm", point)[point] for queryset in ("text", "text+parser")]
     assert not adm[0]["score"].equals(adm[1]["score"])
     for run in adm:
         assert run["score"].notna().all()

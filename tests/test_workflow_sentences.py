@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-from common import ANALYZER, assert_ok, make_workdir, snakemake, write_yaml
+from common import ANALYZER, assert_ok, cell_runs, make_workdir, snakemake, write_yaml
 
 from irgrid.sentences.parsing import read_parses
 
@@ -105,9 +105,8 @@ def test_answer_tsv_collection_through_the_sentence_experiment(tmp_path):
     assert "dev+judged;" not in tuned  # the tuning set chooses, it is not a row
     # tie_aware: the expected value over tied orderings beside each measure, and the ties' reach
     assert "Cells: AP / E[AP] / RR / E[RR] / P@1 / E[P@1] / tied_relevant@1 / tied_relevant;" in tuned
-    runs = workdir / "results" / "mini_qa" / "runs" / "porter_smart"
-    run = pd.read_parquet(next((runs / "test+alljudged" / "mrf_fdm").glob("*.parquet")))
+    [run] = list(cell_runs(workdir, "mini_qa", "porter_smart", "test+alljudged", "mrf_fdm", "any").values())
     assert set(run["qid"]) == {"T1", "T2", "T3", "T4"}
     assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2, "T4": 2}  # every candidate ranked
-    run = pd.read_parquet(next((runs / "test+judged" / "mrf_fdm").glob("*.parquet")))
+    [run] = list(cell_runs(workdir, "mini_qa", "porter_smart", "test+judged", "mrf_fdm", "any").values())
     assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2}
