@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from irgrid.collections import CollectionNotAvailable, load_registry, resolve_files
