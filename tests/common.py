@@ -122,7 +122,6 @@ def cell_runs(workdir: Path, collection: str, analyzer: str, queryset: str, mode
     """A model's runs of one query set, params -> run, made on demand as a user asks for them (runs are
     not kept: one Snakemake target a cell); ``params`` None: every point its chunks evaluated, "any": the
     first of them."""
-    import pandas as pd
 
     if params in (None, "any"):
         chunks = (workdir / "results" / collection / "eval" / analyzer / queryset).glob("chunk-*.parquet")
