@@ -1,0 +1,121 @@
+"""The package's layers: no module imports one of a higher layer, at the top of a file or inside a function.
+
+Layers, lowest first (a module may import its own layer and those below):
+
+0. base: errors, file writing, grids, JSON-schema messages, numba's start-up.
+1. engine: analysis, collections, index, query features, models, scoring, feedback, evaluation,
+   statistics, ties, query sets, measure names, the synthetic collection.
+2. papers: constraint counting, phrase identification and weights, parsing, sentence trees.
+3. workflow glue: config, cli, jobs, chunk jobs, report, tables, figures, housekeeping, and each
+   paper's experiment-level tables (axioms.experiment).
+
+KNOWN_UPWARD lists the imports that still run up, each with why; a new one fails, and so does a
+listed one that is gone (the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import irgrid
+
+PACKAGE = Path(irgrid.__file__).parent
+
+LAYERS = {
+    **dict.fromkeys(["errors", "io", "schema_errors", "grid", "numba_start"], 0),
+    **dict.fromkeys(["analysis", "collections", "index", "features", "models", "ranking", "retrieve", "evaluate",
+                     "stats", "ties", "querysets", "feedback", "synthetic", "measure_names"], 1),
+    **dict.fromkeys(["axioms", "phrases", "parsing", "sentences"], 2),
+    **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "plots", "housekeeping",
+                     "chunk_job", "__main__", "axioms.experiment"], 3),
+}
+
+# (importing module, imported module): why it still runs up
+KNOWN_UPWARD = {
+    ("irgrid.features.prepare", "irgrid.phrases.lists"):
+        "a query set's phrase list is read where query features are prepared (issue 28: scoring seam)",
+    ("irgrid.models.sentence", "irgrid.sentences.features"):
+        "the MRF sentence family scores parse-tree features (issue 28: scoring seam)",
+    ("irgrid.retrieve", "irgrid.sentences.features"):
+        "retrieval loads sentence parses for parse-tree families (issue 28: scoring seam)",
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")[1:]
+    for depth in range(len(parts), 0, -1):
+        name = ".".join(parts[:depth])
+        if name in LAYERS:
+            return LAYERS[name]
+    return None
+
+
+def _imports(path: Path):
+    """(imported irgrid module, line) of every import in the file, top level or in a function."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [f"{target}.{alias.name}" for alias in node.names]
+            for name in [target, *names]:
+                if name.startswith("irgrid.") and _layer(name) is not None:
+                    yield name, node.lineno
+                    break
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("irgrid."):
+                    yield alias.name, node.lineno
+
+
+def _upward_imports() -> dict[tuple[str, str], str]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        own = _layer(module)
+        if own is None:
+            continue
+        for target, line in _imports(path):
+            if _layer(target) > own:
+                found[(module, target)] = f"{path.relative_to(PACKAGE.parent)}:{line}"
+    return found
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(_module_name(path) for path in PACKAGE.rglob("*.py")
+                      if _module_name(path) != "irgrid" and _layer(_module_name(path)) is None)
+    assert not unplaced, f"give these modules a layer in LAYERS: {unplaced}"
+
+
+def test_no_new_import_runs_up_a_layer():
+    found = _upward_imports()
+    new = {pair: where for pair, where in found.items() if pair not in KNOWN_UPWARD}
+    assert not new, f"imports from a lower layer to a higher one: {new}"
+
+
+def test_the_known_upward_imports_are_still_there():
+    """A listed exception that is gone comes off the list."""
+    gone = sorted(set(KNOWN_UPWARD) - set(_upward_imports()))
+    assert not gone, f"remove from KNOWN_UPWARD: {gone}"
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
+    """The scan finds an engine module importing glue (the test's own check)."""
+    fake = tmp_path / "irgrid"
+    (fake / "models").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "models" / "__init__.py").write_text("")
+    (fake / "models" / "bad.py").write_text("def f():\n    from ..tables import x\n")
+    (fake / "tables.py").write_text("x = 1\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    assert ("irgrid.models.bad", "irgrid.tables") in _upward_imports()
