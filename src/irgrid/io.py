@@ -130,6 +130,22 @@ def temporary_name(target: str | os.PathLike, kind: str = "tmp") -> Path:
     return target.with_name(f".{target.name}.{this_host()}~{os.getpid()}~{secrets.token_hex(4)}.{kind}")
 
 
+def install_directory(tmp: str | os.PathLike, out_dir: str | os.PathLike) -> None:
+    """Move the finished directory ``tmp`` to ``out_dir``, replacing what is there: the old one is
+    renamed aside first, so ``out_dir`` is never a half-written or half-removed tree."""
+    tmp, out_dir = Path(tmp), Path(out_dir)
+    if out_dir.exists() or out_dir.is_symlink():
+        old = temporary_name(out_dir, "old")
+        os.rename(out_dir, old)
+        os.rename(tmp, out_dir)
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
+    else:
+        os.rename(tmp, out_dir)
+
+
 def temporary_dir_for(target: str | os.PathLike) -> Path:
     """A new directory beside ``target`` to build it in, with the mode mkdir would give it.
 

@@ -63,7 +63,7 @@ from irgrid.index.tasks import (
     merge_docs,
     merge_terms,
 )
-from irgrid.io import remove_dead_leftovers, temporary_name
+from irgrid.io import install_directory, remove_dead_leftovers, temporary_name
 
 #: with ``num_buckets=None``, one postings bucket per TOKENS_PER_BUCKET tokens (estimated), at
 #: least MIN_BUCKETS: a bucket task holds its tokens in memory (~40 bytes each while sorting), so
@@ -249,20 +249,6 @@ def _results(*results):
     return list(results)
 
 
-def _install(tmp: Path, out_dir: Path) -> None:
-    """Move the finished ``tmp`` to ``out_dir``, replacing a previous index."""
-    if out_dir.exists() or out_dir.is_symlink():
-        old = temporary_name(out_dir, "old")
-        os.rename(out_dir, old)
-        os.rename(tmp, out_dir)
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink()
-    else:
-        os.rename(tmp, out_dir)
-
-
 def _remove_tree(path: Path, timeout_seconds: float = 60.0) -> None:
     """Remove a failed build's directory, even while straggler tasks still write into it.
 
@@ -402,7 +388,7 @@ def build_index(
             json.dump(stats, f, sort_keys=True, indent=2, ensure_ascii=False)
             f.write("\n")
         shutil.rmtree(tmp / "pieces")
-        _install(tmp, out_dir)
+        install_directory(tmp, out_dir)
         return stats
     except BaseException:
         if futures is not None and client is not None:

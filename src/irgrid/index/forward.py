@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from irgrid.errors import InputFormatError
 from irgrid.index.format import FORMAT_VERSION, FORWARD_PART_DOCS, FORWARD_ROW_GROUP, FORWARD_SCHEMA, write_parquet
-from irgrid.io import remove_dead_leftovers, temporary_name
+from irgrid.io import install_directory, remove_dead_leftovers, temporary_name
 
 #: the keys of the index's stats.json a forward index copies: the reader refuses a forward index
 #: whose values differ from its index's (one built from another index: its term ids mean other terms)
@@ -111,20 +111,6 @@ def _write_part(out: Path, part: int, num_docs: int, tokens: list[tuple[np.ndarr
                   sorting_columns=[pq.SortingColumn(0)], dictionary_columns=False)
 
 
-def _install(tmp: Path, out_dir: Path) -> None:
-    """Move the finished ``tmp`` to ``out_dir``, replacing a previous forward index."""
-    if out_dir.exists() or out_dir.is_symlink():
-        old = temporary_name(out_dir, "old")
-        os.rename(out_dir, old)
-        os.rename(tmp, out_dir)
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink()
-    else:
-        os.rename(tmp, out_dir)
-
-
 def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike, workers: int = 1) -> dict[str, Any]:
     """Write the forward index of the postings index ``index_dir`` to ``out_dir``; returns its stats.
 
@@ -174,7 +160,7 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
         with open(tmp / "stats.json", "w", encoding="utf-8") as f:
             json.dump(stats, f, sort_keys=True, indent=2, ensure_ascii=False)
             f.write("\n")
-        _install(tmp, out_dir)
+        install_directory(tmp, out_dir)
         return stats
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
