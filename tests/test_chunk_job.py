@@ -1,4 +1,4 @@
-"""A chunk's job keeps evaluations, not runs (irgrid.chunk_job): what it must keep equal.
+"""A chunk's job keeps evaluations, not runs (irgrid.jobs.chunk): what it must keep equal.
 
 - A cell's run recomputed alone (the one-cell rule ``retrieve``: ``irgrid retrieve`` with one point)
   is byte for byte the file the chunk's retrieval wrote for it when runs were stored (``irgrid
@@ -22,8 +22,8 @@ import pytest
 
 from irgrid import cli
 from irgrid.analysis import Analyzer
-from irgrid.chunk_job import parse_chunk_cells
 from irgrid.errors import InputFormatError
+from irgrid.jobs.chunk import parse_chunk_cells
 
 TEXTS = [
     ("d1", "The cat sat on the mat with another cat."),

@@ -28,7 +28,7 @@ LAYERS = {
                      "stats", "ties", "querysets", "feedback", "synthetic", "measure_names"], 1),
     **dict.fromkeys(["axioms", "phrases", "parsing", "sentences"], 2),
     **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "plots", "housekeeping",
-                     "chunk_job", "__main__", "axioms.experiment"], 3),
+                     "__main__", "axioms.experiment"], 3),
 }
 
 # (importing module, imported module): why it still runs up

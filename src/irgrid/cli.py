@@ -304,7 +304,7 @@ def cmd_evaluate(args) -> None:
 
 def cmd_chunk(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
-    from .chunk_job import evaluate_chunk, parse_chunk_cells, write_chunk_evaluation
+    from .jobs.chunk import evaluate_chunk, parse_chunk_cells, write_chunk_evaluation
     from .report.provenance import run_provenance
 
     cells = parse_chunk_cells(_json_argument(args.cells), "--cells")

@@ -205,7 +205,7 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def _is_chunk_evaluation(path) -> bool:
-    """Whether ``path`` is a chunk's evaluation file (irgrid.chunk_job: cells as model, params columns),
+    """Whether ``path`` is a chunk's evaluation file (irgrid.jobs.chunk: cells as model, params columns),
     not one cell's."""
     import pyarrow.parquet as pq
 
@@ -216,7 +216,7 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
     """The cells' rows of their chunks' evaluation files, cell after cell in ``cells`` order (each cell's rows
     in file order), with the cells' columns: the table one evaluation file a cell gives (_concat_evaluations).
     Each file is read once, however many of its cells are listed."""
-    from .chunk_job import read_cell_evaluations
+    from .jobs.chunk import read_cell_evaluations
 
     evaluations = read_cell_evaluations(dict.fromkeys(cells["path"]))
     # a cell's rows are contiguous in its chunk's file: find each cell's slice from where the key changes

@@ -53,10 +53,10 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     ``own`` for the documents of the model's own best run; with ``common_run`` (a model name),
     also ``common`` for the documents of that model's best run, counted with each model.
     ``run_depth``: the retrieval depth the runs were made at; the best runs are then scored again
-    here (irgrid.chunk_job.recompute_run: the workflow keeps no runs), else read from ``run``.
+    here (irgrid.jobs.chunk.recompute_run: the workflow keeps no runs), else read from ``run``.
     """
-    from ..chunk_job import recompute_run
     from ..index import IndexReader
+    from ..jobs.chunk import recompute_run
     from ..retrieve import read_run, read_topics
     from ..tables import load_cells
 

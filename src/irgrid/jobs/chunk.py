@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import InputFormatError
+from ..errors import InputFormatError
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +64,11 @@ def evaluate_chunk(
     are the ones ``irgrid evaluate`` gives its run file: the same measures, tie-aware names from the
     scores (``irgrid.ties``) after ir-measures' values.
     """
-    from .evaluate import RunEvaluator, read_qrels_table, read_topic_qids
-    from .grid import decode_point
-    from .index import IndexReader
-    from .retrieve import read_topics
-    from .ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
+    from ..evaluate import RunEvaluator, read_qrels_table, read_topic_qids
+    from ..grid import decode_point
+    from ..index import IndexReader
+    from ..retrieve import read_topics
+    from ..ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
     names = [name for name in measures if name not in tie_aware]
@@ -105,7 +105,7 @@ def evaluate_chunk(
 
 def _rank_only(names: Sequence[str]) -> bool:
     """Whether every measure's value depends only on the ranks of a query's judged documents."""
-    from .evaluate import RANK_ONLY_MEASURES, parse_measures
+    from ..evaluate import RANK_ONLY_MEASURES, parse_measures
 
     return all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
                for measure in parse_measures(names))
@@ -144,19 +144,19 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
     judged document when ``judged`` is given (what the evaluation reads)."""
     import numpy as np
 
-    from .models import get_model
-    from .retrieve import RUN_SCHEMA, Scorer, _warn_of_empty_queries
+    from ..models import get_model
+    from ..retrieve import RUN_SCHEMA, Scorer, _warn_of_empty_queries
 
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     if getattr(model, "base", None) is not None:  # a family with a feedback stage: its own pipeline
-        from .feedback import retrieve_with_feedback
+        from ..feedback import retrieve_with_feedback
 
         yield from retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=True, threads=threads)
         return
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
-        from .sentences.features import SentenceParses
+        from ..sentences.features import SentenceParses
 
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
@@ -195,8 +195,8 @@ def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance:
     """The chunk's evaluations as Parquet, its schema carrying ``provenance`` (the index, topics, depth and
     irgrid version that made them) and a sidecar adding the git commit, as a run file's
     (irgrid.report.provenance)."""
-    from .io import write_json, write_parquet
-    from .report.provenance import METADATA_KEY, git_commit, sidecar_path
+    from ..io import write_json, write_parquet
+    from ..report.provenance import METADATA_KEY, git_commit, sidecar_path
 
     schema = CHUNK_EVALUATION_SCHEMA.with_metadata(
         {METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
@@ -207,7 +207,7 @@ def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance:
 
 def read_cell_evaluations(paths: Iterable[str | os.PathLike]) -> pa.Table:
     """Chunk evaluation files as one table (``CHUNK_EVALUATION_SCHEMA`` plus ``path``: the file a row is from)."""
-    from .evaluate import read_parquet_file
+    from ..evaluate import read_parquet_file
 
     tables = []
     for path in paths:
@@ -223,8 +223,8 @@ def read_cell_evaluations(paths: Iterable[str | os.PathLike]) -> pa.Table:
 
 def recompute_run(index, topics, family: str, params: str, depth: int, parses=None) -> pa.Table:
     """One cell's run (qid, docno, rank, score) scored again: the run its chunk scored and evaluated."""
-    from .grid import decode_point
-    from .retrieve import retrieve_grid
+    from ..grid import decode_point
+    from ..retrieve import retrieve_grid
 
     return retrieve_grid(index, topics, family, [decode_point(params)], depth=depth, as_arrow=True,
                          parses=parses)[0]
