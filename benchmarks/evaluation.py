@@ -86,7 +86,11 @@ def prepare_synthetic(collection: Path) -> tuple[Path, Path]:
 def make_runs(index: Path, topics: Path, runs_dir: Path, points: list[dict]) -> list[Path]:
     from irgrid.grid import encode_point
     from irgrid.index import IndexReader
-    from irgrid.retrieve import read_topics, retrieve_grid, write_run
+    from irgrid.retrieve import retrieve_grid
+    try:
+        from irgrid.runs import read_topics, write_run
+    except ImportError:  # a checkout from before run files had their own module (the "before" side)
+        from irgrid.retrieve import read_topics, write_run
 
     paths = [runs_dir / f"{encode_point(point, list(point))}.parquet" for point in points]
     if not all(path.is_file() for path in paths):
@@ -131,11 +135,14 @@ def evaluate_command(runs: list[Path], topics: Path, qrels: Path, measures: list
 
 def phases(runs: list[Path], topics: Path, qrels: Path, measures: list[str], out_dir: Path) -> dict:
     """Where the CPU time of one job goes, in this process, warm (per run: the least over the runs)."""
-    from irgrid import retrieve
     from irgrid.evaluate import RunEvaluator, read_qrels, write_evaluation
-    from irgrid.retrieve import read_topics
-
-    read_run = getattr(retrieve, "read_run_table", retrieve.read_run)  # what `irgrid evaluate` reads with
+    try:
+        from irgrid.runs import read_run_table as read_run  # what `irgrid evaluate` reads with
+        from irgrid.runs import read_topics
+    except ImportError:  # a checkout from before run files had their own module (the "before" side)
+        from irgrid import retrieve
+        from irgrid.retrieve import read_topics
+        read_run = getattr(retrieve, "read_run_table", retrieve.read_run)
     clock = time.process_time
     t0 = clock()
     evaluator = RunEvaluator(read_qrels(qrels), measures, read_topics(topics)["qid"])

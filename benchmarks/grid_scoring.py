@@ -154,7 +154,8 @@ def main() -> None:
 
     from irgrid.index import IndexReader
     from irgrid.models import get_model
-    from irgrid.retrieve import Scorer, read_topics, retrieve_grid
+    from irgrid.retrieve import Scorer, retrieve_grid
+    from irgrid.runs import read_topics
 
     with tempfile.TemporaryDirectory(prefix="irgrid-bench-") as tmp:
         if args.index:

@@ -31,7 +31,11 @@ def write_runs(out: Path, collection: str, families: set[str] | None) -> int:
     from irgrid.config import all_cells, load_config, load_yaml
     from irgrid.grid import decode_point
     from irgrid.index import IndexReader, build_index
-    from irgrid.retrieve import read_topics, retrieve_grid, write_run
+    from irgrid.retrieve import retrieve_grid
+    try:
+        from irgrid.runs import read_topics, write_run
+    except ImportError:  # a checkout from before run files had their own module (the "before" side)
+        from irgrid.retrieve import read_topics, write_run
 
     os.environ.setdefault("IRGRID_MIRROR", "/work/shared/collections")
     config = load_config(load_yaml(REPO / "config" / "config.yaml"))

@@ -23,7 +23,7 @@ from ir_measures import AP, RR
 
 from irgrid.collections.trecqa import iter_trecqa_pairs, sentence_docno
 from irgrid.evaluate import read_qrels
-from irgrid.retrieve import read_run, read_topics
+from irgrid.runs import read_run, read_topics
 from irgrid.sentences.protocol import mixed_qids
 
 REPO = Path(__file__).resolve().parents[1]

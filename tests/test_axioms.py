@@ -508,7 +508,7 @@ def test_several_runs_at_once_count_each_document_as_alone(index, monkeypatch, b
 def write_best_run_cells(root, index, runs: dict, means: dict) -> pd.DataFrame:
     """Cells of a one-row experiment (one grid point per model): each model's run and an
     evaluation whose AP is ``means[model]`` on every query, as the table jobs pass them."""
-    from irgrid.retrieve import write_run
+    from irgrid.runs import write_run
 
     root.mkdir(parents=True, exist_ok=True)
     topics = root / "topics.parquet"

@@ -129,7 +129,7 @@ def write_inputs(tmp_path):
     import pyarrow as pa
 
     from irgrid.io import write_parquet
-    from irgrid.retrieve import write_run
+    from irgrid.runs import write_run
 
     qrels_path, topics_path = tmp_path / "qrels.parquet", tmp_path / "topics.parquet"
     write_parquet(pa.Table.from_pandas(RUN_QRELS.astype({"relevance": "int32"}), preserve_index=False), qrels_path)
@@ -184,7 +184,7 @@ def test_a_run_as_an_arrow_table_gives_the_values_of_ir_measures_on_the_frame(tm
     """What `irgrid evaluate` hands over (read_run_table: Arrow, no pandas) against ir-measures on the frame."""
     import ir_measures
 
-    from irgrid.retrieve import read_run_table
+    from irgrid.runs import read_run_table
 
     qrels_path, topics_path, run_paths = write_inputs(tmp_path)
     measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000", "RR"]
@@ -286,7 +286,7 @@ def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, see
     import pyarrow.parquet as pq
 
     from irgrid.evaluate import read_run_for_evaluation
-    from irgrid.retrieve import RUN_SCHEMA, RUN_WRITE_OPTIONS
+    from irgrid.runs import RUN_SCHEMA, RUN_WRITE_OPTIONS
 
     qrels, runs = runs_over_few_documents(seed)
     measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000", "RR"]

@@ -194,7 +194,7 @@ def test_snakemake_dry_run_stops_on_a_model_named_dotdot(tmp_path):
 def test_trec_export_refuses_an_id_with_a_blank(tmp_path):
     import pandas as pd
 
-    from irgrid.retrieve import write_trec_run
+    from irgrid.runs import write_trec_run
 
     run = pd.DataFrame({"qid": ["1", "3 a"], "docno": ["d1", "d2"], "rank": [1, 1], "score": [1.0, 0.5]})
     with pytest.raises(InputFormatError, match="six fields"):

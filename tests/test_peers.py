@@ -38,7 +38,8 @@ from irgrid.collections import (
 from irgrid.evaluate import evaluate_run, mean_values, read_qrels
 from irgrid.index import IndexReader, build_index
 from irgrid.index.forward import build_forward_index, forward_index_dir
-from irgrid.retrieve import read_topics, retrieve_grid
+from irgrid.retrieve import retrieve_grid
+from irgrid.runs import read_topics
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror, pytest.mark.peers]
 

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irgrid.models import MODEL_FAMILIES, get_model
-from irgrid.retrieve import PreparedQuerySet, Scorer, read_run, write_run
+from irgrid.retrieve import PreparedQuerySet, Scorer
+from irgrid.runs import read_run, write_run
 from tiny_index import TinyIndex
 
 VOCABULARY = ["a", "b", "c", "d", "e", "f"]

@@ -157,7 +157,7 @@ def test_chosen_means_are_the_summary_means(cells):
 
 def test_topics_file_reads_as_the_retrieval_code_reads_it(tmp_path):
     from irgrid.errors import InputFormatError
-    from irgrid.retrieve import read_topics
+    from irgrid.runs import read_topics
     from irgrid.tables import read_topics_file
 
     path = tmp_path / "topics.parquet"

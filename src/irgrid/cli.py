@@ -116,7 +116,8 @@ def cmd_retrieve(args) -> None:
 
     from .grid import decode_point
     from .index import IndexReader
-    from .retrieve import read_topics, retrieve_grid, source_qids, write_run, write_trec_run
+    from .retrieve import retrieve_grid
+    from .runs import read_topics, source_qids, write_run, write_trec_run
 
     if len(args.params) != len(args.out):
         raise SystemExit(f"irgrid retrieve: {len(args.params)} --params but {len(args.out)} --out: give one --out per --params")
@@ -170,7 +171,7 @@ def cmd_judged_topics(args) -> None:
 
     from .evaluate import read_qrels
     from .io import write_parquet
-    from .retrieve import read_topics
+    from .runs import read_topics
     from .sentences.protocol import judged_topics, mixed_qids
 
     every = read_topics(args.topics)
@@ -211,7 +212,7 @@ def cmd_parse_sentences(args) -> None:
 def cmd_sentence_cliques(args) -> None:
     from .evaluate import read_qrels
     from .index import IndexReader
-    from .retrieve import read_topics
+    from .runs import read_topics
     from .sentences.diagnostics import clique_statistics
     from .sentences.features import SentenceParses
 
@@ -230,7 +231,7 @@ def cmd_phrase_weights(args) -> None:
 
 
 def cmd_export_trec(args) -> None:
-    from .retrieve import read_run, source_qids, write_trec_run
+    from .runs import read_run, source_qids, write_trec_run
 
     run = read_run(args.run)
     topics = args.topics

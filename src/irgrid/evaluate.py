@@ -92,12 +92,12 @@ def read_topic_qids(path: str | os.PathLike) -> list[str]:
     return [str(qid) for qid in table.column("qid").to_pylist()]
 
 
-# What the evaluation reads of a run (irgrid.retrieve.RUN_COLUMNS less the score, which it does not use).
+# What the evaluation reads of a run (irgrid.runs.RUN_COLUMNS less the score, which it does not use).
 EVALUATED_RUN_COLUMNS = ["qid", "docno", "rank"]
 
 
 def read_run_for_evaluation(path: str | os.PathLike) -> pa.Table:
-    """A run's qid, docno and rank columns (Arrow), checked for them as irgrid.retrieve.read_run_table checks
+    """A run's qid, docno and rank columns (Arrow), checked for them as irgrid.runs.read_run_table checks
     the run: the evaluation neither reads the scores nor imports the retrieval code."""
     with pq.ParquetFile(path) as file:
         columns = file.schema_arrow.names
@@ -105,7 +105,7 @@ def read_run_for_evaluation(path: str | os.PathLike) -> pa.Table:
         if missing:
             raise InputFormatError(path, None, f"a run with columns {EVALUATED_RUN_COLUMNS}", f"columns {columns}")
         metadata = file.metadata
-    # qid and docno as Parquet stores them when it keeps them as dictionaries (irgrid.retrieve.RUN_WRITE_OPTIONS):
+    # qid and docno as Parquet stores them when it keeps them as dictionaries (irgrid.runs.RUN_WRITE_OPTIONS):
     # each distinct docno is then looked up once, not once a row. When a column outgrew its dictionary page
     # (a run of 975k rows over a million documents), Parquet wrote it plain, and reading it as a dictionary
     # would hash every row, several times slower.

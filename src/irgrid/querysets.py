@@ -149,7 +149,7 @@ def write_min_words_topics(topics_path: str | os.PathLike, out: str | os.PathLik
     import pyarrow.parquet as pq
 
     from .io import write_parquet
-    from .retrieve import read_topics
+    from .runs import read_topics
 
     topics = read_topics(topics_path)
     kept = keep_min_words(topics, min_words, queryset, topics_path)

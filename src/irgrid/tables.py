@@ -168,7 +168,7 @@ def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
 
 
 def read_topics_file(path: str | os.PathLike) -> pd.DataFrame:
-    """A topics file (qid, text, ...), the frame :func:`irgrid.retrieve.read_topics` gives, read
+    """A topics file (qid, text, ...), the frame :func:`irgrid.runs.read_topics` gives, read
     without importing the retrieval code (numba) and pyarrow.dataset, a table or findings job's
     largest fixed cost, which only wants the queries' ids, text or phrases."""
     table = read_parquet_file(path)

@@ -57,7 +57,7 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     """
     from ..index import IndexReader
     from ..jobs.chunk import recompute_run
-    from ..retrieve import read_run, read_topics
+    from ..runs import read_run, read_topics
     from ..tables import load_cells
 
     if common_run is not None and common_run not in spec.models:

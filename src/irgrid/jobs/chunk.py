@@ -67,7 +67,7 @@ def evaluate_chunk(
     from ..evaluate import RunEvaluator, read_qrels_table, read_topic_qids
     from ..grid import decode_point
     from ..index import IndexReader
-    from ..retrieve import read_topics
+    from ..runs import read_topics
     from ..ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
@@ -145,7 +145,8 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
     import numpy as np
 
     from ..models import get_model
-    from ..retrieve import RUN_SCHEMA, Scorer, _warn_of_empty_queries
+    from ..retrieve import Scorer, _warn_of_empty_queries
+    from ..runs import RUN_SCHEMA
 
     model = get_model(family)
     checked = [model.check_point(point) for point in points]

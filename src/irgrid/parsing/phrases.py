@@ -71,7 +71,7 @@ def parse_topics(topics: pd.DataFrame, pipeline: str = DEFAULT_PIPELINE) -> pd.D
 def write_parsed_topics(topics_path: str | os.PathLike, out: str | os.PathLike, pipeline: str = DEFAULT_PIPELINE
                         ) -> pd.DataFrame:
     """Parse a topics Parquet file into ``out`` (written atomically); returns the parsed table."""
-    from ..retrieve import read_topics
+    from ..runs import read_topics
 
     parsed = parse_topics(read_topics(topics_path), pipeline)
     write_parquet(pa.Table.from_pandas(parsed, schema=PARSED_TOPICS_SCHEMA, preserve_index=False), out)

@@ -122,7 +122,7 @@ def write_phrase_topics(topics_path: str | os.PathLike, out: str | os.PathLike, 
                         convert: str = "t2s") -> pd.DataFrame:
     """Identify the phrases of a topics Parquet file into ``out`` (written atomically, schema
     :data:`PHRASE_TOPICS_SCHEMA`); returns the table (see :func:`identify_phrases`)."""
-    from ..retrieve import read_topics
+    from ..runs import read_topics
 
     _check_method(method)
     table = identify_phrases(read_topics(topics_path), method, phrase_list=phrase_list, documents=documents,

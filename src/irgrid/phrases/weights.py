@@ -75,7 +75,7 @@ def write_phrase_weights(index_path: str | os.PathLike, topics_path: str | os.Pa
                          points: Iterable[Mapping[str, float]], out: str | os.PathLike) -> pd.DataFrame:
     """:func:`phrase_weights` of an index and a topics file, written as TSV (atomically)."""
     from ..index import IndexReader
-    from ..retrieve import read_topics
+    from ..runs import read_topics
 
     table = phrase_weights(IndexReader(index_path), read_topics(topics_path), family, points)
     write_text(table.to_csv(sep="\t", index=False, float_format="%.6g"), out)
