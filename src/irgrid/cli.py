@@ -2,6 +2,9 @@
 
 Each subcommand calls one package function; structured parameters arrive as JSON
 strings so a rule can pass its ``params:`` through unchanged.
+
+Each command imports what it uses inside its own function: a job pays for its command's
+dependencies only (a shard or topics job never loads numba, Dask, matplotlib or ir_measures).
 """
 
 from __future__ import annotations
@@ -10,12 +13,16 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import re
+import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .errors import ConfigError, InputFormatError
+from .grid import decode_point
 
 log = logging.getLogger("irgrid")
 
@@ -27,6 +34,7 @@ def _json_argument(value: str):
 
 
 def _collection(args):
+    # deferred: this command's own dependencies (see the module's docstring)
     from .collections import load_registry, resolve_files
 
     registry = load_registry(args.registry)
@@ -38,6 +46,7 @@ def _collection(args):
 
 
 def cmd_shard(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .collections import write_document_shards
 
     spec, files = _collection(args)
@@ -45,6 +54,7 @@ def cmd_shard(args) -> None:
 
 
 def cmd_topics(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .collections import write_topics
 
     spec, files = _collection(args)
@@ -52,6 +62,7 @@ def cmd_topics(args) -> None:
 
 
 def cmd_parse_topics(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .parsing import write_parsed_topics
 
     parsed = write_parsed_topics(args.topics, args.out, args.pipeline)
@@ -60,6 +71,7 @@ def cmd_parse_topics(args) -> None:
 
 
 def cmd_phrase_topics(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .phrases import iter_document_texts, write_phrase_topics
 
     options = json.loads(args.options)
@@ -71,6 +83,7 @@ def cmd_phrase_topics(args) -> None:
 
 
 def cmd_qrels(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .collections import write_qrels
     from .collections.writers import read_docnos
 
@@ -79,6 +92,7 @@ def cmd_qrels(args) -> None:
 
 
 def cmd_forward_index(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .index.forward import build_forward_index
 
     started = time.perf_counter()
@@ -88,6 +102,7 @@ def cmd_forward_index(args) -> None:
 
 
 def cmd_index(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .analysis import Analyzer
     from .index import build_index
 
@@ -96,6 +111,7 @@ def cmd_index(args) -> None:
     with contextlib.ExitStack() as stack:
         scheduler = args.scheduler
         if args.dask_cluster:  # a dask-jobqueue cluster for this build only (irgrid.jobs.dask_cluster)
+            # deferred: this command's own dependencies (see the module's docstring)
             from .jobs.dask_cluster import jobqueue_client
 
             scheduler = stack.enter_context(jobqueue_client(json.loads(args.dask_cluster)))
@@ -112,9 +128,10 @@ def cmd_retrieve(args) -> None:
     # Timed from here: the phases logged below are what the job spends after Python and the CLI
     # have started (benchmarks/snakemake_grid.py adds them up across a workflow's jobs).
     started = time.perf_counter()
+    # deferred: this command's own dependencies (see the module's docstring)
     import pyarrow as pa
 
-    from .grid import decode_point
+    # deferred: this command's own dependencies (see the module's docstring)
     from .index import IndexReader
     from .retrieve import retrieve_grid
     from .runs import read_topics, source_qids, write_run, write_trec_run
@@ -134,6 +151,7 @@ def cmd_retrieve(args) -> None:
     imported = time.perf_counter()
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
+    # deferred: this command's own dependencies (see the module's docstring)
     from .report.provenance import run_provenance, write_run_with_provenance
 
     # read once (it hashes the topics file): only the family differs between the chunk's runs
@@ -161,14 +179,17 @@ def cmd_retrieve(args) -> None:
 
 
 def cmd_min_words_topics(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .querysets import write_min_words_topics
 
     write_min_words_topics(args.topics, args.out, args.min_words, args.queryset)
 
 
 def cmd_judged_topics(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pyarrow as pa
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .evaluate import read_qrels
     from .io import write_parquet
     from .runs import read_topics
@@ -188,8 +209,10 @@ QUERY_PARSES = "queries.parquet"
 
 
 def cmd_parse_sentences(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .collections.formats import FORMATS
     from .collections.readers import iter_queries
     from .sentences.parsing import parse_document_shards, parse_topic_sentences, write_parses
@@ -210,6 +233,7 @@ def cmd_parse_sentences(args) -> None:
 
 
 def cmd_sentence_cliques(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .evaluate import read_qrels
     from .index import IndexReader
     from .runs import read_topics
@@ -223,7 +247,7 @@ def cmd_sentence_cliques(args) -> None:
 
 
 def cmd_phrase_weights(args) -> None:
-    from .grid import decode_point
+    # deferred: this command's own dependencies (see the module's docstring)
     from .phrases.weights import write_phrase_weights
 
     table = write_phrase_weights(args.index, args.topics, args.family, [decode_point(p) for p in args.params], args.out)
@@ -231,11 +255,13 @@ def cmd_phrase_weights(args) -> None:
 
 
 def cmd_export_trec(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .runs import read_run, source_qids, write_trec_run
 
     run = read_run(args.run)
     topics = args.topics
     if topics is None:  # the topics the run was made from, as its provenance names them
+        # deferred: this command's own dependencies (see the module's docstring)
         from .report.provenance import read_run_provenance
 
         topics = read_run_provenance(args.run).get("topics")
@@ -246,6 +272,7 @@ def cmd_export_trec(args) -> None:
 
 def cmd_evaluate(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
+    # deferred: this command's own dependencies (see the module's docstring)
     import numpy as np
 
     # irgrid.evaluate alone: no pandas, no retrieval code (numba, models), a third of a small chunk's time
@@ -274,8 +301,10 @@ def cmd_evaluate(args) -> None:
         run = read_run_for_evaluation(run_path)
         per_query = evaluator.evaluate_table(run) if evaluator else None  # Arrow
         if tie_aware:
+            # deferred: this command's own dependencies (see the module's docstring)
             import pyarrow as pa
 
+            # deferred: this command's own dependencies (see the module's docstring)
             from .ties import evaluate_ties, read_scored_run
 
             # the query set's judged queries, as RunEvaluator takes them
@@ -285,6 +314,7 @@ def cmd_evaluate(args) -> None:
         scores = read_run_scores(run_path) if scan else None
         every_query, ties = per_query, None
         if scores is not None:
+            # deferred: this command's own dependencies (see the module's docstring)
             import pyarrow as pa
 
             ties = scan.evaluate(run.append_column("score", scores), skip=tie_aware)
@@ -305,6 +335,7 @@ def cmd_evaluate(args) -> None:
 
 def cmd_chunk(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
+    # deferred: this command's own dependencies (see the module's docstring)
     from .jobs.chunk import evaluate_chunk, parse_chunk_cells, write_chunk_evaluation
     from .report.provenance import run_provenance
 
@@ -322,11 +353,13 @@ def cmd_chunk(args) -> None:
 
 
 def cmd_tie_aware(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .ties import compare_with_trec_eval, read_any_qrels, read_scored_run
 
     measures = json.loads(args.measures) if args.measures.lstrip().startswith("[") else args.measures.split(",")
     topic_qids = None
     if args.topics:
+        # deferred: this command's own dependencies (see the module's docstring)
         from .evaluate import read_topic_qids
 
         topic_qids = read_topic_qids(args.topics)
@@ -342,8 +375,10 @@ def cmd_tie_aware(args) -> None:
 
 
 def cmd_table(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .tables import TableSpec, load_cells, query_subsets, summarise, write_tables
 
     spec = TableSpec(**json.loads(args.spec))
@@ -353,8 +388,10 @@ def cmd_table(args) -> None:
 
 
 def cmd_figures(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .plots import write_figures
     from .tables import TableSpec, chosen_means, load_cells
 
@@ -365,8 +402,10 @@ def cmd_figures(args) -> None:
 
 
 def cmd_parameter_figure(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .plots import plot_parameter
     from .tables import TableSpec, load_cells
 
@@ -378,8 +417,10 @@ def cmd_parameter_figure(args) -> None:
 
 
 def cmd_violations(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .axioms.experiment import analyse_best_runs, write_violations
     from .tables import TableSpec
 
@@ -392,9 +433,11 @@ def cmd_violations(args) -> None:
 
 
 def cmd_violation_table(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
     import pyarrow.parquet as pq
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .axioms import CONSTRAINTS
     from .axioms.experiment import violation_claims, violation_summary, write_violation_tables
     from .plots import plot_violations
@@ -418,10 +461,10 @@ def cmd_violation_table(args) -> None:
 
 
 def cmd_findings(args) -> None:
-    from dataclasses import replace
-
+    # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
+    # deferred: this command's own dependencies (see the module's docstring)
     from .report.claims import Claim, PaperTest
     from .report.evidence import query_texts, write_evidence
     from .report.findings import evaluate_claims, write_findings
@@ -448,6 +491,7 @@ def cmd_findings(args) -> None:
 
 
 def cmd_report(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .report.html import write_report
 
     write_report(_json_argument(args.manifest), args.out)
@@ -703,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_clean_leftovers(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .housekeeping import clean_leftovers
 
     for root in args.roots:
@@ -711,6 +756,7 @@ def cmd_clean_leftovers(args) -> None:
 
 
 def cmd_check_lock(args) -> int:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .housekeeping import check_lock
 
     state = check_lock(args.directory)
@@ -726,6 +772,7 @@ def cmd_check_lock(args) -> int:
 
 
 def cmd_synthesize(args) -> None:
+    # deferred: this command's own dependencies (see the module's docstring)
     from .synthetic import SyntheticSpec, write_synthetic_collection
 
     spec = SyntheticSpec(num_docs=args.docs, vocabulary_size=args.vocabulary, mean_length=args.mean_length,
@@ -778,9 +825,6 @@ def _interrupted(command: str) -> int:
     """Ctrl-C: one line and the shell's code for SIGINT (128 + 2), no traceback. A second Ctrl-C
     while the clean-up (``finally`` blocks, exit handlers) runs ends the process at once, silently:
     its traceback would bury the line (45 lines of it)."""
-    import os
-    import signal
-
     with contextlib.suppress(ValueError):  # main() called from another thread than the main one
         signal.signal(signal.SIGINT, lambda *_: os._exit(130))
     print(f"irgrid {command}: interrupted" if command else "irgrid: interrupted", file=sys.stderr, flush=True)

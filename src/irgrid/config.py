@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .analysis.stopwords import BUILTIN_STOPLISTS
 from .errors import ConfigError
 from .experiment_checks import check_querysets, check_title
 from .grid import encode_point, expand_grid
@@ -29,6 +30,7 @@ from .measure_names import canonical_measures
 from .models import get_model
 from .querysets import base_queryset, check_queryset_name
 from .schema_errors import describe_schema_error
+from .ties import beside_each, is_tie_aware_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -260,8 +262,6 @@ def _check_stop_lists(config: Mapping[str, Any], source: str) -> None:
     Found by the index job instead, a typo would fail only after ``snakemake -n`` had passed and
     the job had started replacing the analyzer's index.
     """
-    from .analysis.stopwords import BUILTIN_STOPLISTS
-
     for name, analyzer in config["analyzers"].items():
         stopwords = analyzer.get("stopwords", "none")
         if stopwords in BUILTIN_STOPLISTS or Path(stopwords).is_file():
@@ -335,8 +335,6 @@ def _check_experiment(config: Mapping[str, Any], name: str, experiment: dict[str
     # evaluated for this experiment's cells only (Chunk.tie_measures), not for every run of the config
     experiment["tie_measures"] = []
     if experiment.get("tie_aware"):
-        from .ties import beside_each
-
         table, evaluated = beside_each(experiment["table_measures"])
         experiment["table_measures"] = table
         experiment["tie_measures"] = [name for name in evaluated if name not in config["measures"]]
@@ -394,8 +392,6 @@ def verdict_selection(experiment: Mapping[str, Any], where: str) -> str:
 
 
 def _is_tie_aware(name: str) -> bool:
-    from .ties import is_tie_aware_name
-
     return is_tie_aware_name(name)
 
 
@@ -691,6 +687,7 @@ def check_raw_files(config: Mapping[str, Any], mirror: str | os.PathLike | None,
     A wrong path in the registry then stops ``snakemake -n`` naming the file, instead of the job
     that reads it failing after others have run (irgrid.collections.sources.check_available).
     """
+    # deferred: the collection readers are heavier, and planning needs them only here
     from .collections.sources import CollectionNotAvailable, check_available
 
     users: dict[str, list[str]] = {}
@@ -741,8 +738,6 @@ def select_subset(config: Mapping[str, Any], experiments: Iterable[str] | None =
 
 def _known_names(names: Iterable[str] | None, known: Mapping[str, Any], key: str, what: str) -> set[str] | None:
     """``names`` as a set, each checked against ``known`` (an unknown one: a ConfigError with a suggestion)."""
-    import difflib
-
     if names is None:
         return None
     if isinstance(names, str):  # --config experiments_only=baselines: one name, not a list

@@ -226,6 +226,7 @@ class RunEvaluator:
         ``run``: a DataFrame or an Arrow table (what :func:`read_run_for_evaluation` reads: no
         pandas conversion of its hundreds of thousands of strings) with qid, docno, rank.
         """
+        # deferred: pandas only where a frame is returned (see the module's docstring)
         import pandas as pd
 
         return pd.DataFrame({
@@ -317,6 +318,7 @@ def _run_columns(run: pd.DataFrame | pa.Table) -> tuple[np.ndarray, list[str], p
             ranks = run.column("rank").to_numpy().astype(np.float64)
             return qid_codes, qid_entries.to_pylist(), docno_entries, docno_codes, ranks
         run = run.to_pandas()
+    # deferred: pandas only where a frame is returned (see the module's docstring)
     import pandas as pd
 
     codes, names = pd.factorize(run["qid"].astype(str).to_numpy())

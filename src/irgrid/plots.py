@@ -27,6 +27,7 @@ matplotlib.use("Agg")  # files only: no display on clusters or CI
 matplotlib.rcParams["svg.hashsalt"] = "irgrid"
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.layout_engine import PlaceHolderLayoutEngine  # noqa: E402
 
 from .grid import decode_point  # noqa: E402
 from .io import atomic_path  # noqa: E402
@@ -41,8 +42,6 @@ def _save(figure, stem: Path) -> list[Path]:
     # figure of dozens of panels spent most of its job drawing (the same box: inches, at the same dpi).
     # tight_layout() leaves a placeholder layout engine, which lays nothing out but makes savefig
     # draw once more before it draws: dropped, as matplotlib drops it for a figure never laid out.
-    from matplotlib.layout_engine import PlaceHolderLayoutEngine
-
     if isinstance(figure.get_layout_engine(), PlaceHolderLayoutEngine):
         figure.set_layout_engine(None)
     figure.set_dpi(DPI)

@@ -128,6 +128,7 @@ def keep_min_words(topics: pd.DataFrame, min_words: int, queryset: str, source: 
     Every column is kept. A filter that keeps no query is a ConfigError naming the query set and
     ``source`` (the topics file): a row of no query would be a table row of nothing.
     """
+    # deferred: the workflow imports this module to plan; pandas and pyarrow come in only when a query set is written
     import pandas as pd
 
     if isinstance(min_words, bool) or not isinstance(min_words, int) or min_words < 1:
@@ -145,9 +146,11 @@ def keep_min_words(topics: pd.DataFrame, min_words: int, queryset: str, source: 
 def write_min_words_topics(topics_path: str | os.PathLike, out: str | os.PathLike, min_words: int,
                            queryset: str) -> pd.DataFrame:
     """:func:`keep_min_words` of a topics Parquet file into ``out`` (written atomically); returns the kept rows."""
+    # deferred: the workflow imports this module to plan; pandas and pyarrow come in only when a query set is written
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    # deferred: the workflow imports this module to plan; pandas and pyarrow come in only when a query set is written
     from .io import write_parquet
     from .runs import read_topics
 

@@ -13,7 +13,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .collections.writers import SOURCE_QID_COLUMN
 from .errors import InputFormatError
 from .io import atomic_path, write_parquet
 
@@ -67,6 +66,9 @@ def read_run_table(path: str | os.PathLike) -> pa.Table:
 
 def source_qids(topics_path: str | os.PathLike) -> dict[str, str]:
     """qid -> the qid as the queries file writes it, for the topics whose reader changed it ({} if none)."""
+    # deferred: irgrid.collections loads every reader; only a TREC export needs the column's name
+    from .collections.writers import SOURCE_QID_COLUMN
+
     if SOURCE_QID_COLUMN not in pq.read_schema(topics_path).names:
         return {}
     table = pq.read_table(topics_path, columns=["qid", SOURCE_QID_COLUMN])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import permutations
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,7 @@ def align(system: pd.Series, baseline: pd.Series) -> tuple[np.ndarray, np.ndarra
 def _scipy_stats():
     """scipy.stats, imported on first use: the import is slow, and the jobs that only
     select parameter points or draw figures from this module never test anything."""
+    # deferred: scipy is imported only by the tests that need it
     from scipy import stats
 
     return stats
@@ -537,8 +539,6 @@ def spearman_test(x: Sequence[float], y: Sequence[float],
     (n = 5: 120 orders), which is why it is used instead of the approximation there. A constant
     input has no ranking: rho and the p-values are nan.
     """
-    from itertools import permutations
-
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"spearman_test needs two sequences of the same length, got {a.shape} and {b.shape}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -228,8 +229,6 @@ def write_synthetic_collection(spec: SyntheticSpec, out_dir: str | os.PathLike, 
         for shard in range(spec.num_shards):
             _write_shard(spec, shard, docs_dir, words, cdf)
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=min(workers, spec.num_shards)) as pool:
             # a worker returns nothing (it writes its shard): the pool holds no collection
             for _ in pool.map(_write_shard, [spec] * spec.num_shards, range(spec.num_shards),

@@ -21,12 +21,17 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from .errors import InputFormatError
 from .evaluate import read_evaluation, read_parquet_file
 from .grid import decode_point, format_value
 from .io import write_text
+from .jobs.chunk import read_cell_evaluations
+from .phrases import has_phrase
+from .sentences.protocol import mixed_qids, positive_qids
 from .stats import apply_selection, best_point, correct_p_values, cross_validated_selection, paired_test
+from .ties import FIRST_TIED_RELEVANT, is_tie_measure, tie_form
 
 SIGNIFICANT_MARK = "†"
 #: the columns of an evaluation file, in its order
@@ -152,14 +157,9 @@ def subset_qids(topics: pd.DataFrame, subset: str) -> set[str]:
     if subset not in QUERY_SUBSETS:
         raise ValueError(f"unknown query subset {subset!r}; known: {sorted(QUERY_SUBSETS)}")
     if subset == "mixed":
-        from .sentences.protocol import mixed_qids
-
         return mixed_qids(topics)
     if subset == "positive":
-        from .sentences.protocol import positive_qids
-
         return positive_qids(topics)
-    from .phrases import has_phrase
 
     if "phrases" not in topics.columns:
         return set()
@@ -207,8 +207,6 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
 def _is_chunk_evaluation(path) -> bool:
     """Whether ``path`` is a chunk's evaluation file (irgrid.jobs.chunk: cells as model, params columns),
     not one cell's."""
-    import pyarrow.parquet as pq
-
     return {"model", "params"} <= set(pq.read_schema(path).names)
 
 
@@ -216,8 +214,6 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
     """The cells' rows of their chunks' evaluation files, cell after cell in ``cells`` order (each cell's rows
     in file order), with the cells' columns: the table one evaluation file a cell gives (_concat_evaluations).
     Each file is read once, however many of its cells are listed."""
-    from .jobs.chunk import read_cell_evaluations
-
     evaluations = read_cell_evaluations(dict.fromkeys(cells["path"]))
     # a cell's rows are contiguous in its chunk's file: find each cell's slice from where the key changes
     codes = [pc.dictionary_encode(evaluations.column(name)).combine_chunks() for name in ("path", "model", "params")]
@@ -313,8 +309,6 @@ def _sparse_tie_rows(values: pd.DataFrame, spec: TableSpec) -> np.ndarray:
     """Which rows hold what every evaluation adds on ties (irgrid.ties.TiedRelevantScan): the first
     tied rank and E[m] of the queries a tie touches, not of every query (E[m] of a ``tie_aware``
     experiment's table measures are of every query, and stay with the table's measures)."""
-    from .ties import FIRST_TIED_RELEVANT, is_tie_measure
-
     sparse = {measure for measure in values["measure"].unique()
               if measure == FIRST_TIED_RELEVANT or (is_tie_measure(measure) and measure not in spec.measures)}
     return values["measure"].isin(sparse).to_numpy() if sparse else np.zeros(len(values), dtype=bool)
@@ -325,8 +319,6 @@ def _tie_columns(values: pd.DataFrame, firsts: pd.Series, measure: str, per_quer
     """``tied_queries`` (queries whose ties touch a relevant document within ``measure``'s cutoff, anywhere
     for AP, RR, R-precision) and ``expected`` (the mean of E[measure]: a query without its row has the
     trec_eval-style value, which equals it), for a model's chosen values; {} where no tie touches one."""
-    from .ties import tie_form
-
     tie = tie_form(measure)
     if tie is None or firsts.empty or str(tie) in spec.measures:
         return {}
@@ -440,7 +432,6 @@ def _measure_rows(chosen: dict[str, tuple[str, pd.DataFrame]], spec: TableSpec, 
     if qids is not None:
         chosen = {model: (params, values[values["qid"].astype(str).isin(qids)])
                   for model, (params, values) in chosen.items()}
-    from .ties import FIRST_TIED_RELEVANT
 
     rows = []
     baseline_values = chosen[spec.baseline][1]

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from .errors import ConfigError, InputFormatError
 
@@ -341,6 +342,7 @@ def evaluate_ties(
     ``E[AP]``) and ``tied_relevant``/``tied_relevant@k`` flags: 1 where the query's ties (those of a
     group starting in the top k) touch a relevant document, else 0.
     """
+    # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
     from .evaluate import EVAL_SCHEMA, _qrels_columns
 
     flags = {name: parse_tied_relevant(name) for name in names if str(name).partition("@")[0] == TIED_RELEVANT}
@@ -400,8 +402,6 @@ def read_scored_run(path: str | os.PathLike) -> pa.Table:
     """A run as (qid, docno, rank, score): irgrid's Parquet run, or a TREC run file (``qid Q0 docno rank
     score tag``), whose ranks are then trec_eval's own order (score descending, docno descending)."""
     if _is_parquet(path):
-        import pyarrow.parquet as pq
-
         with pq.ParquetFile(path) as file:
             columns = file.schema_arrow.names
             missing = {"qid", "docno", "score"} - set(columns)
@@ -460,6 +460,7 @@ class _descending(str):
 def read_any_qrels(path: str | os.PathLike) -> pa.Table:
     """Qrels as (qid, docno, relevance): irgrid's Parquet qrels, or a TREC qrels file (``qid iter docno rel``)."""
     if _is_parquet(path):
+        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
         from .evaluate import read_qrels_table
 
         return read_qrels_table(path)
@@ -487,6 +488,7 @@ def compare_with_trec_eval(run: pa.Table, qrels: pa.Table, measures: Sequence[st
     """For each measure: the trec_eval-style mean (the run's ranks), and the tie-aware expected, best and
     worst means; the number of queries whose ties touch a relevant document (``tied_relevant``, and
     ``tied_relevant@k`` for the largest cutoff among the measures); the number of judged queries."""
+    # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
     from .evaluate import RunEvaluator
 
     parsed = [parse_tie_measure(name, "expected") for name in measures]
@@ -543,6 +545,7 @@ class TiedRelevantScan:
     """
 
     def __init__(self, qrels: pa.Table, judged: Sequence[str], measures: Sequence[str]):
+        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
         from .evaluate import _qrels_columns
 
         self.judged = [str(qid) for qid in judged]
@@ -572,6 +575,7 @@ class TiedRelevantScan:
 
         Grades are looked up only for the rows of tie groups (a run of floating-point scores has
         few), and a run already in ranking order (irgrid's runs are) is not sorted again."""
+        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
         from .evaluate import _run_columns
 
         missing = {"qid", "docno", "score"} - set(run.column_names)
@@ -621,6 +625,7 @@ class TiedRelevantScan:
         """The rows (EVAL_SCHEMA) to add to the run's trec_eval-style values: :data:`FIRST_TIED_RELEVANT`
         for each judged query a tie touches, and ``E[m]`` for each measure m (not those named in ``skip``)
         and each query whose tie starts within m's cutoff. A query without such a row has ``E[m]`` = m."""
+        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
         from .evaluate import EVAL_SCHEMA
 
         found = self.scan(run)
@@ -698,8 +703,6 @@ def _ranking_of_sorted(scores: np.ndarray, grades: np.ndarray, judged_grades: It
 def read_run_scores(path: str | os.PathLike) -> pa.ChunkedArray | None:
     """An irgrid run's score column, in the file's row order (what :class:`TiedRelevantScan` adds to the
     columns irgrid.evaluate reads); None for a run stored without scores."""
-    import pyarrow.parquet as pq
-
     with pq.ParquetFile(path) as file:
         if "score" not in file.schema_arrow.names:
             return None

@@ -25,6 +25,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from .wordnet import load_morphy
+
 STEMMERS = ("porter", "lucene_porter", "krovetz", "wordnet", "none")
 
 # Beyond this many cached words the cache is dropped and refilled (bounded memory).
@@ -43,20 +45,21 @@ def _raw_stemmer(name: str) -> Callable[[str], str]:
     fn = stemmers.get(name)
     if fn is None:
         if name == "porter":
+            # deferred: a stemmer's library is imported only when that stemmer is used
             import Stemmer
 
             fn = Stemmer.Stemmer("porter", 0).stemWord  # our own cache below
         elif name == "lucene_porter":
+            # deferred: a stemmer's library is imported only when that stemmer is used
             from nltk.stem.porter import PorterStemmer
 
             fn = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS).stem
         elif name == "krovetz":
+            # deferred: a stemmer's library is imported only when that stemmer is used
             import krovetzstemmer
 
             fn = krovetzstemmer.Stemmer().stem
         elif name == "wordnet":
-            from .wordnet import load_morphy
-
             fn = load_morphy()
         else:  # pragma: no cover - guarded by get_stemmer
             raise ValueError(name)
@@ -72,8 +75,6 @@ def get_stemmer(name: str) -> Callable[[str], str]:
         return _identity
     if name == "wordnet":
         # a missing database stops the analyzer now, not inside the first document's analysis
-        from .wordnet import load_morphy
-
         load_morphy()
     fn = _functions.get(name)
     if fn is not None:

@@ -48,6 +48,7 @@ from numba import njit
 
 from ..errors import ConfigError
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
+from ..retrieve import analyse_queries
 
 CONSTRAINTS = ("C1", "C2", "C3", "C4")
 PER_DOC_COLUMNS = ["qid", "docno", *CONSTRAINTS, "length"]
@@ -403,8 +404,6 @@ def count_violations(
 # --------------------------------------------------------------------------------- runs
 def _analysed_queries(index, topics: pd.DataFrame, qids: Sequence[str]) -> dict[str, list[QueryTerm]]:
     """Each qid's query terms exactly as the Scorer makes them (retrieve.analyse_queries)."""
-    from ..retrieve import analyse_queries
-
     known = set(topics["qid"].astype(str))
     missing = [qid for qid in qids if qid not in known]
     if missing:

@@ -26,12 +26,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import ConfigError
 from ..grid import decode_point
+from ..index import IndexReader
 from ..io import write_parquet, write_text
+from ..jobs.chunk import recompute_run
+from ..runs import read_run, read_topics
 from ..stats import spearman_test
-from ..tables import TableSpec, select_point
+from ..tables import TableSpec, load_cells, select_point
 from .counting import CONSTRAINTS, analyse_runs, summarise_violations
 
 #: ``counted_on`` of the per-document counts: the function's own best run, or the common run.
@@ -55,11 +59,6 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     ``run_depth``: the retrieval depth the runs were made at; the best runs are then scored again
     here (irgrid.jobs.chunk.recompute_run: the workflow keeps no runs), else read from ``run``.
     """
-    from ..index import IndexReader
-    from ..jobs.chunk import recompute_run
-    from ..runs import read_run, read_topics
-    from ..tables import load_cells
-
     if common_run is not None and common_run not in spec.models:
         raise ConfigError(f"the common run's model {common_run!r} is not one of the models {list(spec.models)}")
     evaluations = load_cells(cells)
@@ -97,8 +96,6 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
 
 
 def write_violations(per_doc: pd.DataFrame, path: str | os.PathLike) -> None:
-    import pyarrow as pa
-
     write_parquet(pa.Table.from_pandas(per_doc, preserve_index=False), path)
 
 

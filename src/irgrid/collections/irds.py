@@ -20,6 +20,7 @@ from .textio import check_identifier, normalize_numeric_id
 
 def load_dataset(dataset_id: str) -> Any:
     """``ir_datasets.load(dataset_id)``, imported lazily."""
+    # deferred: ir_datasets is imported only for a collection read through it
     import ir_datasets
 
     return ir_datasets.load(dataset_id)

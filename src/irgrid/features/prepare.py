@@ -34,6 +34,7 @@ def analyzed_queries(analyzer, topics: pd.DataFrame, max_phrase_words: int | Non
     """
     parsed = PHRASES_COLUMN in topics.columns
     if parsed and max_phrase_words is not None:
+        # deferred: a query set's phrase list (tests/test_layers.py: KNOWN_UPWARD)
         from ..phrases.lists import head_words
     queries = []
     for row in topics.itertuples(index=False):

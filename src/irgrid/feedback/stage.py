@@ -26,7 +26,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
+from ..models import get_model
 from ..models.base import Parameter, RetrievalModel
+from .axiom import anserini_axiom_query, pool, pool_words
+from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
 
 #: feedback methods: the suffix of a family name -> what docs/models.md calls it
 FEEDBACK_METHODS = {
@@ -95,8 +98,6 @@ def feedback_model(family: str) -> FeedbackModel:
     """An instance of the feedback family ``<family>+<method>``."""
     made = _MADE.get(family)
     if made is None:
-        from ..models import get_model
-
         base_name, _, method = family.rpartition("+")
         if method not in FEEDBACK_METHODS:
             raise ConfigError(f"unknown feedback method {method!r} in model family {family!r}; "
@@ -138,8 +139,6 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
     ``rankings``: qid -> the first stage's (docids, scores) in rank order; ``vectors_cache`` keeps
     Anserini's per-document vectors (they depend on fb_terms only) between the points of a grid.
     """
-    from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
-
     fb_docs, fb_terms = int(fb_point["fb_docs"]), int(fb_point["fb_terms"])
     vectors_cache = {} if vectors_cache is None else vectors_cache
     if method == "ax_anserini":
@@ -169,8 +168,6 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
 
 def _axiom_queries(index, query_tokens, rankings, terms_of, fb_point) -> dict[str, dict[str, float]]:
     """qid -> Ax's expanded query (:mod:`irgrid.feedback.axiom`); ``terms_of`` holds every pool document."""
-    from .axiom import anserini_axiom_query, pool, pool_words
-
     fb_docs = int(fb_point["fb_docs"])
     words_of: dict[int, list[str]] = {}  # each pool document's words, filtered once for every query
     by_docno = _docids_by_docno(index)
@@ -195,8 +192,6 @@ def _docids_by_docno(index) -> np.ndarray:
 
 def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[str, float]]) -> set[int]:
     """Every document an Ax pool of ``points`` can hold: its top documents and the random draw's."""
-    from .axiom import pool
-
     by_docno = _docids_by_docno(index)
     out: set[int] = set()
     for point in points:
@@ -209,6 +204,7 @@ def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[
 def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Sequence[Mapping[str, float]],
                            depth: int = 1000, as_arrow: bool = False, threads: int = 1):
     """Runs of the feedback family ``family`` at each of ``points`` (checked), as :func:`irgrid.retrieve.retrieve_grid`."""
+    # deferred: irgrid.retrieve imports this module to score feedback cells; the cycle is broken here
     from ..retrieve import CANDIDATES_COLUMN, Scorer, _warn_of_empty_queries
 
     model = feedback_model(family)

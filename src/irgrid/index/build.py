@@ -206,6 +206,7 @@ def _progress_lines(out, every_seconds: float):
     thread sleeps that interval and the bar joins it when the build ends, so every build lasted
     up to the interval longer, most of a small index's time.
     """
+    # deferred: dask and distributed are imported only when a build runs
     from dask.callbacks import Callback
 
     began = time.perf_counter()
@@ -229,12 +230,14 @@ def _resolve_scheduler(scheduler):
     if isinstance(scheduler, str):
         if scheduler in LOCAL_SCHEDULERS:
             return scheduler, None, False
+        # deferred: dask and distributed are imported only when a build runs
         from distributed import Client
 
         return None, Client(scheduler), True
     if hasattr(scheduler, "submit") and hasattr(scheduler, "gather"):  # a distributed.Client
         return None, scheduler, False
     if hasattr(scheduler, "scheduler_address"):  # a (Local)Cluster object
+        # deferred: dask and distributed are imported only when a build runs
         from distributed import Client
 
         return None, Client(scheduler), True
@@ -319,6 +322,7 @@ def build_index(
         for b in range(num_buckets):
             (tmp / "pieces" / f"bucket-{b:04d}").mkdir()
 
+        # deferred: dask and distributed are imported only when a build runs
         import dask
 
         token = secrets.token_hex(6)
@@ -349,6 +353,7 @@ def build_index(
         if client is not None:
             futures = client.compute(final)
             if progress:
+                # deferred: dask and distributed are imported only when a build runs
                 from distributed import progress as dist_progress
 
                 dist_progress(futures)
@@ -358,6 +363,7 @@ def build_index(
             if num_workers is not None and local in ("processes", "threads"):
                 kwargs["num_workers"] = num_workers
             if progress and sys.stderr.isatty():
+                # deferred: dask and distributed are imported only when a build runs
                 from dask.diagnostics import ProgressBar
 
                 bar = ProgressBar(out=sys.stderr, dt=0.1)

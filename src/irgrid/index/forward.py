@@ -120,6 +120,7 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
     bucket's tokens, then a part's (at most FORWARD_PART_DOCS documents'). Written to a temporary directory beside ``out_dir`` and
     renamed to it at the end, so a killed build leaves no half forward index.
     """
+    # deferred: the reader imports this module (an index opens its forward index)
     from irgrid.index.reader import IndexReader
 
     index = IndexReader(index_dir)

@@ -19,6 +19,7 @@ from irgrid.analysis import Analyzer
 from irgrid.errors import InputFormatError
 
 from .format import FORMAT_VERSION
+from .forward import ForwardIndex, forward_index_dir
 
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
@@ -230,7 +231,7 @@ class IndexReader:
 
     def positional_postings(self, terms: Iterable[str]) -> PositionalPostings:
         """Postings with positions of ``terms`` (absent terms omitted), in flat arrays (window counting)."""
-        # imported here: irgrid.features.windows loads numba, which a build's driver does without
+        # deferred: irgrid.features.windows loads numba, which a build's driver does without
         from irgrid.features.windows import PositionalPostings
 
         spans: dict[str, tuple[int, int]] = {}
@@ -260,16 +261,12 @@ class IndexReader:
     @property
     def forward_path(self) -> Path:
         """The directory of this index's forward index (which need not exist)."""
-        from .forward import forward_index_dir
-
         return self._forward_path if self._forward_path is not None else forward_index_dir(self.path)
 
     def forward(self, docids: Iterable[int]) -> list[list[str]]:
         """The analysed terms of each document, in document order (one list per docid given), read from
         the forward index at :attr:`forward_path`."""
         if self._forward_index is None:
-            from .forward import ForwardIndex
-
             self._forward_index = ForwardIndex(self.forward_path, self.stats)
         docids = [int(d) for d in docids]
         table = self._forward_index.read(docids)

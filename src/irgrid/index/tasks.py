@@ -117,6 +117,7 @@ class _Vocabulary:
 
     def _analyse(self, new_words: pa.Array) -> None:
         """Append the analysis of ``new_words`` (the next word ids, in order)."""
+        # deferred: numba loads only in the Dask tasks that run the kernels
         from .kernels import FIRST_REL, FIRST_TERM, MORE_COUNT, MORE_START, NUM_TOKENS
 
         analyzer = self.analyzer
@@ -182,6 +183,7 @@ def _lookup(table: np.ndarray, count: int, texts: pa.Array, on_new=None):
     the new words (ids ``count`` on, in order) as a string array; ``on_new`` is called with each batch
     of new words as they are found (the table grows between batches).
     """
+    # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import count_words, gather_bytes, lookup_words, rehash
 
     # the offsets as int64, the text bytes where they are (no large_string copy of the text)
@@ -278,6 +280,7 @@ def analyze_shard(
     document order, with the worker's term ids, which the shard's vocabulary
     pieces map to strings.
     """
+    # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import counting_sort, expand_tokens, tokens_by_key
 
     run_tokens = RUN_TOKENS if run_tokens is None else run_tokens
@@ -361,6 +364,7 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
 def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     """Sort the token pieces of one bucket into ``postings/`` and ``positions/bucket-XXXX.parquet`` and its
     term statistics."""
+    # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import tokens_by_key
 
     tmp_path = Path(tmp)
@@ -533,6 +537,7 @@ class _PostingsWriter:
 
     def add_postings(self, terms, docids, positions, df=None) -> int:
         """Append the postings of tokens sorted by (term, docid, position); count them into ``df``."""
+        # deferred: numba loads only in the Dask tasks that run the kernels
         from .kernels import group_postings
 
         starts = group_postings(terms, docids)
@@ -559,6 +564,7 @@ class _PostingsWriter:
 
 
 def _string_hashes(strings: pa.Array) -> np.ndarray:
+    # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import hash_strings
 
     strings = strings.cast(pa.large_string())

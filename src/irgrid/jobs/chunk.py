@@ -19,9 +19,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputFormatError
+from ..evaluate import RANK_ONLY_MEASURES, RunEvaluator, parse_measures, read_parquet_file, read_qrels_table, read_topic_qids
+from ..grid import decode_point
+from ..index import IndexReader
+from ..io import write_json, write_parquet
+from ..report.provenance import METADATA_KEY, git_commit, sidecar_path
+from ..runs import RUN_SCHEMA, read_topics
+from ..ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +73,6 @@ def evaluate_chunk(
     are the ones ``irgrid evaluate`` gives its run file: the same measures, tie-aware names from the
     scores (``irgrid.ties``) after ir-measures' values.
     """
-    from ..evaluate import RunEvaluator, read_qrels_table, read_topic_qids
-    from ..grid import decode_point
-    from ..index import IndexReader
-    from ..runs import read_topics
-    from ..ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
-
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
     names = [name for name in measures if name not in tie_aware]
     topic_qids = read_topic_qids(topics_path)
@@ -105,8 +108,6 @@ def evaluate_chunk(
 
 def _rank_only(names: Sequence[str]) -> bool:
     """Whether every measure's value depends only on the ranks of a query's judged documents."""
-    from ..evaluate import RANK_ONLY_MEASURES, parse_measures
-
     return all(measure.NAME in RANK_ONLY_MEASURES and set(measure.params) <= {"cutoff"}
                for measure in parse_measures(names))
 
@@ -116,9 +117,6 @@ class _JudgedDocuments:
     rows up to each query's last judged document without a docno string per row."""
 
     def __init__(self, qrels: pa.Table, topic_qids: Sequence[str], index):
-        import numpy as np
-        import pyarrow.compute as pc
-
         docnos = getattr(index, "docnos_arrow", None)
         if docnos is None:
             docnos = pa.array(np.asarray(index.docnos, dtype=object), pa.string())
@@ -131,8 +129,6 @@ class _JudgedDocuments:
 
     def keys(self, qids: Sequence[str]):
         """The judged pairs of the query set ``qids`` as sorted keys (query position x documents + docid)."""
-        import numpy as np
-
         position = {qid: i for i, qid in enumerate(qids)}
         return np.unique(np.array([position[qid] * self.num_docs + docid for qid, docid in self.pairs
                                    if qid in position], dtype=np.int64))
@@ -142,21 +138,21 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
     """Each point's run as an Arrow table (qid, docno, rank, score), in ``points`` order: the runs of
     ``retrieve_grid`` (the same rankings: Scorer.top_points), with only the rows up to each query's last
     judged document when ``judged`` is given (what the evaluation reads)."""
-    import numpy as np
-
+    # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
     from ..models import get_model
     from ..retrieve import Scorer, _warn_of_empty_queries
-    from ..runs import RUN_SCHEMA
 
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     if getattr(model, "base", None) is not None:  # a family with a feedback stage: its own pipeline
+        # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
         from ..feedback import retrieve_with_feedback
 
         yield from retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=True, threads=threads)
         return
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
         from ..sentences.features import SentenceParses
 
         parses = SentenceParses.load(parses, index)
@@ -196,9 +192,6 @@ def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance:
     """The chunk's evaluations as Parquet, its schema carrying ``provenance`` (the index, topics, depth and
     irgrid version that made them) and a sidecar adding the git commit, as a run file's
     (irgrid.report.provenance)."""
-    from ..io import write_json, write_parquet
-    from ..report.provenance import METADATA_KEY, git_commit, sidecar_path
-
     schema = CHUNK_EVALUATION_SCHEMA.with_metadata(
         {METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
     sidecar_path(path).unlink(missing_ok=True)  # an older sidecar must not outlive a failed write
@@ -208,8 +201,6 @@ def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance:
 
 def read_cell_evaluations(paths: Iterable[str | os.PathLike]) -> pa.Table:
     """Chunk evaluation files as one table (``CHUNK_EVALUATION_SCHEMA`` plus ``path``: the file a row is from)."""
-    from ..evaluate import read_parquet_file
-
     tables = []
     for path in paths:
         table = read_parquet_file(path)
@@ -224,7 +215,7 @@ def read_cell_evaluations(paths: Iterable[str | os.PathLike]) -> pa.Table:
 
 def recompute_run(index, topics, family: str, params: str, depth: int, parses=None) -> pa.Table:
     """One cell's run (qid, docno, rank, score) scored again: the run its chunk scored and evaluated."""
-    from ..grid import decode_point
+    # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
     from ..retrieve import retrieve_grid
 
     return retrieve_grid(index, topics, family, [decode_point(params)], depth=depth, as_arrow=True,

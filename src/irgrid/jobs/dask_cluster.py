@@ -56,6 +56,7 @@ def jobqueue_client(settings: Mapping[str, Any]) -> Iterator[Any]:
     (cancelled, pre-empted, out of walltime) loses only its running tasks: the scheduler runs
     them again on the others.
     """
+    # deferred: dask_jobqueue (the slurm extra) is imported only when a cluster is started
     from dask_jobqueue import SLURMCluster
     from distributed import Client
 

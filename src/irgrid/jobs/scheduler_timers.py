@@ -65,6 +65,7 @@ def coalesce_reevaluation_timers(scheduler_class=None) -> bool:
     """Patch Snakemake's ``JobScheduler`` (or ``scheduler_class``); True when it is patched now or was before."""
     if scheduler_class is None:
         try:
+            # deferred: Snakemake's scheduler is imported only inside a Snakemake run, which installs the patch
             from snakemake.scheduling.job_scheduler import JobScheduler as scheduler_class
         except ImportError:  # another Snakemake layout: leave it be
             return False

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..io import write_parquet
+from ..runs import read_topics
 from .pipeline import DEFAULT_PIPELINE, load_pipeline
 
 PARSED_SUFFIX = "+parser"
@@ -71,8 +72,6 @@ def parse_topics(topics: pd.DataFrame, pipeline: str = DEFAULT_PIPELINE) -> pd.D
 def write_parsed_topics(topics_path: str | os.PathLike, out: str | os.PathLike, pipeline: str = DEFAULT_PIPELINE
                         ) -> pd.DataFrame:
     """Parse a topics Parquet file into ``out`` (written atomically); returns the parsed table."""
-    from ..runs import read_topics
-
     parsed = parse_topics(read_topics(topics_path), pipeline)
     write_parquet(pa.Table.from_pandas(parsed, schema=PARSED_TOPICS_SCHEMA, preserve_index=False), out)
     return parsed

@@ -26,9 +26,11 @@ def load_pipeline(name: str = DEFAULT_PIPELINE):
     what to install, not with spaCy's advice to download one.
     """
     try:
+        # deferred: spaCy is imported only when a parse is made
         import spacy
     except ImportError:
         raise ParserNotInstalled(f"parsing needs spaCy, which is not installed: {INSTALL_HINT}") from None
+    # deferred: spaCy is imported only when a parse is made
     import spacy.util
 
     for candidate in (name, PYPI_MIRRORS.get(name)):

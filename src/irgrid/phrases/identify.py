@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from ..errors import ConfigError
 from ..io import write_parquet
+from ..runs import read_topics
 from .lists import WORD_RE, PhraseTable, match_phrases, read_phrase_list
 from .pmi import pmi_phrases
 from .segment import HAN_RE, segment_phrases
@@ -122,8 +123,6 @@ def write_phrase_topics(topics_path: str | os.PathLike, out: str | os.PathLike, 
                         convert: str = "t2s") -> pd.DataFrame:
     """Identify the phrases of a topics Parquet file into ``out`` (written atomically, schema
     :data:`PHRASE_TOPICS_SCHEMA`); returns the table (see :func:`identify_phrases`)."""
-    from ..runs import read_topics
-
     _check_method(method)
     table = identify_phrases(read_topics(topics_path), method, phrase_list=phrase_list, documents=documents,
                              pmi_threshold=pmi_threshold, min_count=min_count, convert=convert)

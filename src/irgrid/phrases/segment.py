@@ -39,6 +39,7 @@ def is_han(text: str) -> bool:
 @functools.cache
 def _segmenter():
     """jieba's default tokenizer, initialised once per process, its cache file in the temp dir, quiet."""
+    # deferred: jieba and opencc are imported only when Chinese text is segmented
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
@@ -49,6 +50,7 @@ def _segmenter():
 
 @functools.cache
 def _converter(convert: str):
+    # deferred: jieba and opencc are imported only when Chinese text is segmented
     import opencc
 
     try:

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from ..features.prepare import analyzed_queries, compile_query_set
+from ..index import IndexReader
 from ..io import write_text
 from ..models import get_model
 from ..models.phrase import PHRASE_PREFIX, PhraseModel, phrase_group, phrase_spans
+from ..runs import read_topics
 
 #: the parameters of a phrase model that do not change lambda_i
 NOT_WEIGHT_PARAMETERS = frozenset({"mu"})
@@ -74,9 +76,6 @@ def phrase_weights(index, topics: pd.DataFrame, family: str, points: Iterable[Ma
 def write_phrase_weights(index_path: str | os.PathLike, topics_path: str | os.PathLike, family: str,
                          points: Iterable[Mapping[str, float]], out: str | os.PathLike) -> pd.DataFrame:
     """:func:`phrase_weights` of an index and a topics file, written as TSV (atomically)."""
-    from ..index import IndexReader
-    from ..runs import read_topics
-
     table = phrase_weights(IndexReader(index_path), read_topics(topics_path), family, points)
     write_text(table.to_csv(sep="\t", index=False, float_format="%.6g"), out)
     return table

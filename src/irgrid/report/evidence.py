@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..tables import TableSpec
+from ..io import write_text
+from ..tables import TableSpec, read_topics_file
 
 #: queries listed per model and row, for the gains and for the losses
 TOP_QUERIES = 5
@@ -80,6 +81,7 @@ def plot_per_query(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[st
                    differences: Mapping[tuple[tuple[str, str], str], pd.DataFrame] | None = None) -> list[Path]:
     """A panel per row (down) and model against the baseline (across): sorted per-query differences
     (``differences``: the :func:`differences_by_panel` of ``chosen_by_row``, when the caller has them)."""
+    # deferred: matplotlib is imported only when a figure is drawn
     from ..plots import _save, plt
 
     if differences is None:
@@ -126,6 +128,7 @@ def _bars(axis, heights: np.ndarray) -> None:
     up to MAX_BARS bars, drawn four times over (layout, the tight box and the file, in two formats).
     One collection of rectangles is one draw call; the limits are set as ``bar`` sets them.
     """
+    # deferred: matplotlib is imported only when a figure is drawn
     from matplotlib.collections import PolyCollection
 
     left = np.arange(len(heights), dtype=float) + 0.5
@@ -164,8 +167,6 @@ def gains_and_losses_html(table: pd.DataFrame, labels: Mapping[str, str]) -> str
 
 def query_texts(cells: pd.DataFrame) -> dict[tuple[str, str], dict[str, str]]:
     """Row (collection, queryset label) -> qid -> query text, from the cells' topics files."""
-    from ..tables import read_topics_file
-
     texts = {}
     for (collection, queryset), rows in cells.groupby(["collection", "queryset"], sort=False):
         topics = read_topics_file(rows["topics"].iloc[0])
@@ -175,8 +176,6 @@ def query_texts(cells: pd.DataFrame) -> dict[tuple[str, str], dict[str, str]]:
 
 def write_evidence(chosen_by_row, spec: TableSpec, texts, table_dir, figure_dir) -> list[Path]:
     """per_query.{csv,html} (largest gains and losses) and the figure per_query.{svg,png}."""
-    from ..io import write_text
-
     differences = differences_by_panel(chosen_by_row, spec)
     table = gains_and_losses(chosen_by_row, spec, texts, differences=differences)
     table_dir = Path(table_dir)

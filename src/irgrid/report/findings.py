@@ -37,10 +37,12 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..io import write_text
 from ..stats import bootstrap_ci, correct_p_values, paired_test
 from ..tables import QUERY_SUBSETS, GridPosition, TableSpec, chosen_points, grid_positions
 from .claims import Claim, PaperTest
@@ -274,6 +276,7 @@ def _subset_gain(gains: pd.Series, qids: set[str]) -> tuple[float, float, float,
     inside = gains.index.astype(str).isin(qids)
     if not inside.any() or inside.all():
         return math.nan, float(gains.mean()), math.nan, int(inside.sum())
+    # deferred: scipy is imported only for the tests a claim asks for
     from scipy import stats as scipy_stats
 
     p = float(scipy_stats.ttest_ind(gains[inside], gains[~inside], equal_var=False).pvalue)
@@ -432,9 +435,6 @@ def findings_html(findings: pd.DataFrame, alpha: float) -> str:
 
 def write_findings(findings: pd.DataFrame, title: str, alpha: float, out_dir) -> dict[str, str]:
     """findings.{md,html,csv} in ``out_dir`` (the experiment's table directory)."""
-    from pathlib import Path
-
-    from ..io import write_text
 
     out_dir = Path(out_dir)
     paths = {suffix: out_dir / f"findings.{suffix}" for suffix in ("md", "html", "csv")}

@@ -25,6 +25,7 @@ import pandas as pd
 
 from .. import __version__
 from ..io import write_text
+from ..jobs.job_warnings import collect_warnings, merged
 from .findings import findings_html
 from .provenance import git_commit, read_benchmarks, read_run_provenance, time_by_stage
 
@@ -284,8 +285,6 @@ def _time_section(benchmarks: pd.DataFrame) -> str:
 def _warnings_section(manifest: Mapping[str, Any]) -> str:
     """The run's warnings: the config's, and each distinct one its jobs logged with the logs saying it
     (irgrid.jobs.job_warnings), so that none is seen only by whoever opens a job's log."""
-    from ..jobs.job_warnings import collect_warnings, merged
-
     sources = manifest.get("warnings") or {}
     config_warnings = list(dict.fromkeys(sources.get("config", [])))
     job_warnings = merged(collect_warnings(sources.get("logs", [])))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import Chunk, experiment_analyzers, experiment_cells, experiment_querysets
+from ..config import Chunk, experiment_analyzers, experiment_cells, experiment_querysets, run_warnings
 from .provenance import cell_digest, cell_digests
 
 TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
@@ -49,6 +49,7 @@ def raw_file_rows(spec, mirror: str | os.PathLike | None, resources_dir: str | o
     there: an absolute path as written, else the name under the mirror folder) with the sha256 of
     the file found (:func:`irgrid.collections.provenance.content_digest`); a file not downloaded yet
     shows the registry's checksum, which its download must match. ``cache``: a DigestCache."""
+    # deferred: the collection readers are imported only when a manifest is written
     from ..collections.provenance import NOT_AVAILABLE, content_digest
     from ..collections.sources import CollectionNotAvailable, resolve_files
 
@@ -75,8 +76,6 @@ def warning_sources(config: Mapping[str, Any]) -> dict[str, list[str]]:
     """Where the report finds the warnings it lists: the config's (:func:`irgrid.config.run_warnings`)
     and the job logs' directories of its collections and experiments, whose ``*.warnings.jsonl``
     files the jobs wrote (:mod:`irgrid.jobs.job_warnings`)."""
-    from ..config import run_warnings
-
     experiments = config["_experiments"]
     collections = sorted({collection for e in experiments.values() for collection in e["collections"]})
     logs = [f"logs/{collection}" for collection in collections]

@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..collections.sources import sha256_of
+from ..io import write_json, write_parquet
+from ..runs import RUN_COLUMNS, RUN_SCHEMA
 
 METADATA_KEY = b"irgrid.provenance"
 SIDECAR_SUFFIX = ".provenance.json"
@@ -100,9 +102,6 @@ def sidecar_path(run_path: str | os.PathLike) -> Path:
 def write_run_with_provenance(run: pa.Table, path: str | os.PathLike, provenance: Mapping[str, Any]) -> None:
     """The run as :func:`irgrid.runs.write_run` writes it, its schema carrying ``provenance``, and the
     sidecar with the provenance and the git commit."""
-    from ..io import write_json, write_parquet
-    from ..runs import RUN_COLUMNS, RUN_SCHEMA
-
     schema = RUN_SCHEMA.with_metadata({METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
     # An older run's sidecar must not outlive a write that fails: it would describe a run that is gone.
     sidecar_path(path).unlink(missing_ok=True)

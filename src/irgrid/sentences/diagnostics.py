@@ -14,15 +14,15 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ..models import get_model
+from ..retrieve import Scorer
+
 GROUP_NAMES = {"SR": "contiguous", "PR": "non-contiguous"}
 
 
 def clique_statistics(index, topics: pd.DataFrame, qrels: pd.DataFrame, parses,
                       point: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per (group kind, relevance): judged sentences where a group co-occurs, and the means of its tree values."""
-    from ..models import get_model
-    from ..retrieve import Scorer
-
     model = get_model("mrf_sentence")
     point = model.check_point(dict({"lambda_sr": 0.5, "lambda_pr": 0.5}, **(point or {})))
     queries = Scorer(index).prepare(topics[["qid", "text"]], model, [point], parses=parses)

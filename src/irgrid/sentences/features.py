@@ -26,6 +26,7 @@ import numpy as np
 
 from ..collections.dependency_parse import Parse
 from ..errors import InputFormatError
+from .parsing import read_parses
 from .tree import ParseTree, clique_values
 
 
@@ -42,8 +43,6 @@ class SentenceParses:
     @classmethod
     def load(cls, path: str | os.PathLike, index) -> SentenceParses:
         """The parses stored at ``path`` (:func:`irgrid.sentences.parsing.read_parses`) for ``index``'s documents."""
-        from .parsing import read_parses
-
         return cls(read_parses(path), index.docnos, index.analyzer, source=str(path))
 
     def tree(self, docid: int) -> tuple[ParseTree, tuple[tuple[str, ...], ...]]:

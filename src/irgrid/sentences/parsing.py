@@ -32,6 +32,8 @@ or none, never a partial one.
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import logging
 import os
 import pickle
@@ -40,6 +42,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -164,9 +167,6 @@ def _require_pipeline(pipeline: str) -> None:
     Looks at the installed distributions only, as :func:`spacy.util.is_package` does, without
     importing spaCy: the worker processes load it, the driver need not.
     """
-    import importlib.metadata
-    import importlib.util
-
     def installed(name: str | None) -> bool:
         try:
             return bool(name) and importlib.metadata.distribution(name) is not None
@@ -376,8 +376,7 @@ def _compute_in_processes(tasks: list, workers: int) -> tuple:
     After a failure the call does wait, so no task still writes into a temporary
     directory the driver removes.
     """
-    from concurrent.futures import ProcessPoolExecutor
-
+    # deferred: dask is imported only when parses are made in parallel
     import dask
     from dask.multiprocessing import get_context, initialize_worker_process
 
@@ -414,6 +413,7 @@ def parse_document_shards(docs_dir: str | os.PathLike, out_dir: str | os.PathLik
     started, start = time.time(), time.perf_counter()
     docs_dir, out_dir = Path(docs_dir), Path(out_dir)
     if workers is None:
+        # deferred: dask is imported only when parses are made in parallel
         from dask.system import CPU_COUNT
 
         workers = CPU_COUNT
@@ -437,6 +437,7 @@ def parse_document_shards(docs_dir: str | os.PathLike, out_dir: str | os.PathLik
         _require_pipeline(pipeline)
     workers = max(1, min(workers, shards_to_parse))
 
+    # deferred: dask is imported only when parses are made in parallel
     import dask
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
