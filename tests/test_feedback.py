@@ -215,8 +215,82 @@ def test_feedback_families_declare_their_parameters():
         get_model("bm25+rm9")
     with pytest.raises(ConfigError, match="unknown model family 'bm26'"):
         get_model("bm26+rm3")
-    with pytest.raises(ConfigError, match="feedback expands a bag of words"):
-        get_model("sdm+rm3")
+    with pytest.raises(ConfigError, match="'mrf_sentence' is built on no bag-of-words family"):
+        get_model("mrf_sentence+rm3")
+    with pytest.raises(ConfigError, match="has a feedback stage already"):
+        get_model("bm25+rm3+rm3")
+    with pytest.raises(ConfigError, match="drop_unseen"):  # the first-stage family's own checks still run
+        get_model("sdm+rm3").check_point({"drop_unseen": 0.5})
+
+
+@pytest.mark.parametrize(("family", "expansion"), [("sdm", "ql_dirichlet"), ("fdm", "ql_dirichlet"),
+                                                   ("pm", "ql_dirichlet"), ("adm", "kl_ml"), ("bg", "kl_ml"),
+                                                   ("bm25", "bm25"), ("ql_lucene", "ql_lucene")])
+def test_a_feature_familys_expanded_query_is_scored_by_its_bag_of_words_family(family, expansion):
+    model = get_model(f"{family}+rm3")
+    assert type(model).expansion is type(get_model(expansion))
+    assert set(type(model).expansion.parameter_names()) <= set(model.parameter_names())
+
+
+def test_sdm_with_rm3_ranks_as_query_likelihood_with_rm3_where_sdm_is_query_likelihood():
+    # SDM with lambda_T = 1 scores a one-word query as query likelihood does (no pair, so no window;
+    # the one term's group average is the term), so RM3's posterior over the feedback documents, the
+    # expanded query and the second stage (query likelihood at the same mu) are the same
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] if i % 7 == 0 else ["pad"] for i in range(100)})
+    feedback = {"fb_docs": 3, "fb_terms": 4, "original_query_weight": 0.4}
+    sdm = {"mu": 30.0, "lambda_t": 1.0, "lambda_o": 0.0, "lambda_u": 0.0, **feedback}
+    queries = topics("apple", "fig", "banana")
+    run = retrieve_grid(index, queries, "sdm+rm3", [sdm], depth=20)[0]
+    expected = retrieve_grid(index, queries, "ql_dirichlet+rm3", [{"mu": 30.0, **feedback}], depth=20)[0]
+    assert len(run) > 3
+    assert list(zip(run["qid"], run["docno"])) == list(zip(expected["qid"], expected["docno"]))
+    assert np.allclose(run["score"], expected["score"], rtol=1e-9)
+
+
+def test_rm3_leaves_out_words_of_more_than_fb_max_df_of_the_documents():
+    # of 25 documents: apple in 24, banana in 3, cherry and grape in 2 each
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
+    feedback_docs = np.array([0, 4])  # d1, d5: both with apple and banana
+    rankings = {"1": (feedback_docs, np.array([-1.0, -2.0]))}
+    terms_of = stage.document_terms(index, feedback_docs)
+    point = {"fb_docs": 2, "fb_terms": 10, "original_query_weight": 0.5}
+    every_word = stage.expanded_queries("rm3", index, {"1": ["banana"]}, rankings, terms_of, point)["1"]
+    filtered = stage.expanded_queries("rm3", index, {"1": ["banana"]}, rankings, terms_of,
+                                      {**point, "fb_max_df": 0.15})["1"]
+    assert "apple" in every_word and "apple" not in filtered
+    # by hand: d1 = apple banana apple cherry, d5 = apple banana grape; p(D|Q) = softmax(-1, -2);
+    # p(w|D) = tf / |D| with |D| the whole document's length, apple left out, then renormalised
+    p1, p5 = 1 / (1 + math.exp(-1)), math.exp(-1) / (1 + math.exp(-1))
+    relevance = {"banana": p1 / 4 + p5 / 3, "cherry": p1 / 4, "grape": p5 / 3}
+    total = sum(relevance.values())
+    expected = {word: 0.5 * (word == "banana") + 0.5 * p / total for word, p in relevance.items()}
+    assert filtered.keys() == expected.keys()
+    assert all(math.isclose(filtered[word], expected[word], rel_tol=1e-12) for word in expected)
+
+
+def test_anserinis_rm3_refuses_negative_first_stage_scores():
+    # it weighs a feedback document by its raw score (Lucene's are >= 0); a log-likelihood would turn
+    # the relevance model upside down
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    with pytest.raises(ConfigError, match=r"must not be negative.*'\+rm3'"):
+        retrieve_grid(index, topics("apple banana"), "ql_dirichlet+rm3_anserini", [{"mu": 30.0}], depth=10)
+    assert len(retrieve_grid(index, topics("apple banana"), "ql_lucene+rm3_anserini", [{"mu": 30.0}], depth=10)[0])
+
+
+def test_sdm_with_rm3_takes_its_feedback_documents_from_sdm(monkeypatch):
+    calls = []
+    original = stage.first_stage
+
+    def counted(scorer, model, queries, point, depth):
+        calls.append(model.name)
+        return original(scorer, model, queries, point, depth)
+
+    monkeypatch.setattr(stage, "first_stage", counted)
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    run = retrieve_grid(index, topics("apple banana"), "sdm+rm3", [{"mu": 30.0}], depth=10)[0]
+    assert calls == ["sdm"]
+    # the expansion reaches documents without a query word (d3 shares cherry and fig with d1)
+    assert "d3" in set(run["docno"])
 
 
 def test_ax_runs_on_a_collection_smaller_than_its_pool():

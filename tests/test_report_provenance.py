@@ -141,8 +141,9 @@ def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     loaded = load_config(config)
     manifest = report_manifest(loaded, retrieval_chunks(loaded))
     cells = manifest["experiments"]["baselines"]["cells"]
-    # 40 BM25 points and 12 QL points on each of the six collections' one query set
-    assert len(cells) == 6 * (40 + 12)
+    # on each of the six collections' one query set: 40 BM25 points, 12 QL points, and each of them
+    # with 3 x 2 x 3 RM3 points (the experiment file's grids)
+    assert len(cells) == 6 * (40 + 12 + 40 * 18 + 12 * 18)
     assert len({cell["digest"] for cell in cells}) == len(cells)
     # the manifest's digests are cell_digest's, its parts serialised once per collection and query set
     entry = load_registry(repo / "config" / "collections.yaml")["adi"].to_dict()

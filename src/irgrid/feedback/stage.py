@@ -14,6 +14,12 @@ and :func:`retrieve_with_feedback` computes a grid of its points as
    BoostQuery clauses: the sum of weight x the term's score). The postings of every expanded
    query's terms are read once for the grid.
 
+A family scoring query features (SDM's windows, phrases, ADM's pairs) ranks the feedback documents
+in the first stage; the expanded query is a bag of words, scored in the second stage by the
+bag-of-words family the feature family is built on (:func:`expansion_family`: SDM's is query
+likelihood with its own mu). This is Anserini's ``-sdm -rm3``: ``Rm3Reranker`` searches a
+BooleanQuery of the expanded query's weighted terms with the searcher's similarity.
+
 So a grid over ``fb_docs x fb_terms x original_query_weight`` runs its first stage once.
 """
 
@@ -46,7 +52,9 @@ _RM3_PARAMETERS = (
 )
 #: each method's parameters, added to its family's (Anserini's defaults)
 FEEDBACK_PARAMETERS = {
-    "rm3": _RM3_PARAMETERS,
+    "rm3": (*_RM3_PARAMETERS, Parameter(
+        "fb_max_df", 1.0, 0.0, 1.0, "a word found in more than this share of the documents is no feedback word "
+        "(Anserini's RM3 fixes 0.1: it keeps stop words out where the analyzer keeps them; 1: every word)")),
     "rm3_anserini": _RM3_PARAMETERS,
     "ax_anserini": (
         Parameter("fb_docs", 20, 1, 1000, "the first stage's top documents in the pool (Anserini's R, an integer)"),
@@ -72,6 +80,8 @@ class FeedbackModel(RetrievalModel):
     """
 
     base: type[RetrievalModel]
+    #: the family that scores the expanded query (:func:`expansion_family`): ``base`` for a bag-of-words family
+    expansion: type[RetrievalModel]
     method: str = ""
 
     @classmethod
@@ -88,7 +98,37 @@ class FeedbackModel(RetrievalModel):
         for name in _INTEGER_PARAMETERS:
             if name in checked and checked[name] != int(checked[name]):
                 raise ConfigError(f"model {cls.name!r}: parameter {name}={checked[name]:g} is not a whole number")
+        cls.base.check_point(cls.base_point(checked))  # the family's own checks (SDM's drop_unseen, ...)
         return checked
+
+    @classmethod
+    def expansion_point(cls, point: Mapping[str, float]) -> dict[str, float]:
+        """The point of the expansion family: the family's parameters it shares (SDM's mu for QL)."""
+        return {name: point[name] for name in cls.expansion.parameter_names()}
+
+
+def _scores_a_bag_of_words(model: type[RetrievalModel]) -> bool:
+    return not (model.uses_features or model.scores_candidates or issubclass(model, FeedbackModel))
+
+
+def expansion_family(base: type[RetrievalModel]) -> type[RetrievalModel] | None:
+    """The family that scores a bag of weighted words for ``base``: ``base`` itself where it scores
+    one, else the nearest registered bag-of-words family ``base`` is defined on (its method resolution
+    order), whose parameters ``base`` has (SDM, FDM and the phrase models: ql_dirichlet; BG, CULM,
+    ADM: kl_ml); None where there is none (the sentence MRF)."""
+    for cls in base.__mro__:
+        if (isinstance(cls, type) and issubclass(cls, RetrievalModel) and _scores_a_bag_of_words(cls)
+                and getattr(cls, "name", "") and _is_registered(cls)
+                and set(cls.parameter_names()) <= set(base.parameter_names())):
+            return cls
+    return None
+
+
+def _is_registered(cls: type[RetrievalModel]) -> bool:
+    try:
+        return type(get_model(cls.name)) is cls
+    except ConfigError:
+        return False
 
 
 _MADE: dict[str, type[FeedbackModel]] = {}
@@ -103,9 +143,12 @@ def feedback_model(family: str) -> FeedbackModel:
             raise ConfigError(f"unknown feedback method {method!r} in model family {family!r}; "
                               f"known methods: {', '.join(sorted(FEEDBACK_METHODS))}")
         base = type(get_model(base_name))
-        if base.uses_features or base.scores_candidates or issubclass(base, FeedbackModel):
-            raise ConfigError(f"model family {family!r}: feedback expands a bag of words; {base_name!r} scores "
-                              "query features (windows, phrases, parses) or has a feedback stage already")
+        if issubclass(base, FeedbackModel):
+            raise ConfigError(f"model family {family!r}: {base_name!r} has a feedback stage already")
+        expansion = expansion_family(base)
+        if expansion is None:
+            raise ConfigError(f"model family {family!r}: the expanded query is a bag of words, and {base_name!r} "
+                              "is built on no bag-of-words family to score it with")
         clashing = set(base.parameter_names()) & {p.name for p in FEEDBACK_PARAMETERS[method]}
         if clashing:
             raise ConfigError(f"model family {family!r}: {base_name!r} has parameters {sorted(clashing)} of its own")
@@ -114,6 +157,7 @@ def feedback_model(family: str) -> FeedbackModel:
             "description": f"{base.description}, with feedback: {FEEDBACK_METHODS[method]}",
             "parameters": (*base.parameters, *FEEDBACK_PARAMETERS[method]),
             "base": base,
+            "expansion": expansion,
             "method": method,
         })
     return made()
@@ -144,10 +188,16 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
     if method == "ax_anserini":
         return _axiom_queries(index, query_tokens, rankings, terms_of, fb_point)
     weight = float(fb_point["original_query_weight"])
+    max_df = float(fb_point.get("fb_max_df", 1.0))
     out = {}
-    if method == "rm3_anserini":
+    if method == "rm3_anserini" or max_df < 1.0:
         words = sorted({w for docids, _ in rankings.values() for d in docids[:fb_docs] for w in terms_of[int(d)]})
         df = {word: stats[0] for word, stats in index.term_stats(words).items()}
+    if method == "rm3" and max_df < 1.0:
+        # the counts of the words found in at most fb_max_df of the documents; |D| stays the document's length
+        common = {word for word in words if df[word] / index.num_docs > max_df}
+        terms_of = {d: Counter({w: tf for w, tf in terms_of[int(d)].items() if w not in common})
+                    for docids, _ in rankings.values() for d in map(int, docids[:fb_docs])}
     for qid, tokens in query_tokens.items():
         docids, scores = rankings[qid]
         docids, scores = docids[:fb_docs], scores[:fb_docs]
@@ -155,6 +205,10 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
             out[qid] = relevance_model(tokens, [terms_of[int(d)] for d in docids],
                                        [float(index.doc_lengths[int(d)]) for d in docids], scores, fb_terms, weight)
         else:
+            if len(scores) and float(np.min(scores)) < 0.0:
+                raise ConfigError(f"feedback method {method!r} weighs each feedback document by its first-stage score, "
+                                  f"which must not be negative as Lucene's are not (query {qid!r} has "
+                                  f"{float(np.min(scores)):g}): a log-likelihood family takes '+rm3'")
             vectors = []
             for d in docids:
                 key = (int(d), fb_terms)
@@ -211,7 +265,7 @@ def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Seq
     if CANDIDATES_COLUMN in topics.columns:
         raise ConfigError(f"model family {family!r}: feedback retrieves from the collection; these topics re-rank "
                           "their own candidates")
-    base = model.base()
+    base, expansion = model.base(), model.expansion()
     points = [model.check_point(point) for point in points]
     scorer = Scorer(index, threads=threads)
     query_tokens = {str(qid): index.analyzer(text) for qid, text in zip(topics["qid"], topics["text"])}
@@ -253,9 +307,9 @@ def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Seq
     runs = []
     for point, queries in zip(points, expanded):
         prepared = scorer.prepare_weighted(queries, postings)
-        base_point = model.base_point(point)
+        expansion_point = model.expansion_point(point)
         if as_arrow:
-            runs.append(scorer.run_table(base, prepared, base_point, depth))
+            runs.append(scorer.run_table(expansion, prepared, expansion_point, depth))
         else:
-            runs.append(scorer.run(base, prepared, base_point, depth))
+            runs.append(scorer.run(expansion, prepared, expansion_point, depth))
     return runs
