@@ -58,6 +58,39 @@ def test_anserini_relevance_model_by_hand():
         assert expanded[word] == pytest.approx(weight, rel=1e-6)
 
 
+def _rm3reranker_weights(vectors, scores):
+    """p(w|R) before pruning, as Rm3Reranker.estimateRelevanceModel's loops compute it: for each word,
+    documents in rank order, fbWeight += (weight / norm) * score, every operation in float."""
+    f32 = np.float32
+    norms = [f32(sum(float(v) for v in vector.values())) for vector in vectors]
+    out = {}
+    for word in sorted({word for vector in vectors for word in vector}):
+        weight = f32(0)
+        for vector, norm, score in zip(vectors, norms, scores):
+            if norm > f32(0.001):
+                weight = f32(weight + f32(f32(vector.get(word, f32(0)) / norm) * f32(score)))
+        out[word] = weight
+    return out
+
+
+def test_anserini_relevance_model_sums_in_floats_as_rm3reranker():
+    rng = np.random.default_rng(7)
+    vocabulary = [f"w{i}" for i in range(60)]
+    for _ in range(200):
+        vectors = [{str(w): np.float32(rng.integers(1, 9)) for w in rng.choice(vocabulary, int(rng.integers(0, 15)),
+                                                                               replace=False)}
+                   for _ in range(int(rng.integers(1, 8)))]
+        scores = [float(np.float32(s)) for s in rng.uniform(0, 25, len(vectors))]
+        fb_terms = int(rng.integers(1, 30))
+        expected = _rm3reranker_weights(vectors, scores)
+        kept = sorted(expected, key=lambda word: (-float(expected[word]), word))[:fb_terms]
+        norm = sum(float(expected[word]) for word in kept)
+        relevance = {word: np.float32(float(expected[word]) / norm) for word in kept}
+        # original query weight 0: the expanded query is the relevance model, to the float
+        got = anserini_relevance_model(["w0"], vectors, scores, fb_terms, 0.0)
+        assert {w: v for w, v in got.items() if v} == {w: float(v) for w, v in relevance.items() if v}
+
+
 def test_anserini_cuts_equal_weights_by_the_word():
     # y and w weigh the same: FeatureVector (Anserini 0.21) orders equal weights by the word, so w stays
     vectors = [{"y": np.float32(1), "w": np.float32(1), "x": np.float32(2)}]

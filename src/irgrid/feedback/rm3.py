@@ -117,15 +117,19 @@ def anserini_relevance_model(query_tokens: Sequence[str], vectors: Sequence[Mapp
         query[token] = _f32(query.get(token, _f32(0)) + _f32(1))
     query = _l1_normalised(query) if query else {}
 
-    norms = [_f32(_l1_norm(vector)) for vector in vectors]
-    relevance = {}
-    for word in sorted({word for vector in vectors for word in vector}):
-        weight = _f32(0)
-        for vector, norm, score in zip(vectors, norms, scores):
-            if norm > _f32(0.001):  # a document left with no word of the filter adds nothing
-                weight = _f32(weight + _f32(_f32(vector.get(word, _f32(0)) / norm) * _f32(score)))
-        relevance[word] = weight
-    relevance = _l1_normalised(_prune(relevance, fb_terms))
+    # p(w|R) of every word, a float32 column per word: each document's share tf / |v_D|_1 x s_D, summed
+    # document after document in rank order, the float operations of Rm3Reranker's loop, element-wise
+    words = sorted({word for vector in vectors for word in vector})
+    column = {word: i for i, word in enumerate(words)}
+    weights = np.zeros(len(words), dtype=np.float32)
+    for vector, score in zip(vectors, scores):
+        norm = _f32(_l1_norm(vector))
+        if not norm > _f32(0.001):  # a document left with no word of the filter adds nothing
+            continue
+        shares = np.zeros(len(words), dtype=np.float32)
+        shares[[column[word] for word in vector]] = np.fromiter(vector.values(), dtype=np.float32, count=len(vector))
+        weights += (shares / norm) * _f32(score)
+    relevance = _l1_normalised(_prune(dict(zip(words, weights)), fb_terms))
 
     # FeatureVector.interpolate: (float) (xWeight * x + (1.0 - xWeight) * y), xWeight a float
     x_weight = _f32(original_query_weight)

@@ -180,8 +180,9 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
                      vectors_cache: dict | None = None) -> dict[str, dict[str, float]]:
     """qid -> the expanded query (word -> weight) of ``method`` at one feedback point.
 
-    ``rankings``: qid -> the first stage's (docids, scores) in rank order; ``vectors_cache`` keeps
-    Anserini's per-document vectors (they depend on fb_terms only) between the points of a grid.
+    ``rankings``: qid -> the first stage's (docids, scores) in rank order; ``vectors_cache`` keeps what
+    the points of a grid share: Anserini's per-document vectors (they depend on fb_terms only) and the
+    document frequencies of the feedback documents' words.
     """
     fb_docs, fb_terms = int(fb_point["fb_docs"]), int(fb_point["fb_terms"])
     vectors_cache = {} if vectors_cache is None else vectors_cache
@@ -191,11 +192,13 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
     max_df = float(fb_point.get("fb_max_df", 1.0))
     out = {}
     if method == "rm3_anserini" or max_df < 1.0:
-        words = sorted({w for docids, _ in rankings.values() for d in docids[:fb_docs] for w in terms_of[int(d)]})
-        df = {word: stats[0] for word, stats in index.term_stats(words).items()}
+        df = vectors_cache.get("df")
+        if df is None:  # every feedback document's words, looked up once for the grid
+            words = sorted({word for counts in terms_of.values() for word in counts})
+            df = vectors_cache["df"] = {word: stats[0] for word, stats in index.term_stats(words).items()}
     if method == "rm3" and max_df < 1.0:
         # the counts of the words found in at most fb_max_df of the documents; |D| stays the document's length
-        common = {word for word in words if df[word] / index.num_docs > max_df}
+        common = {word for word, count in df.items() if count / index.num_docs > max_df}
         terms_of = {d: Counter({w: tf for w, tf in terms_of[int(d)].items() if w not in common})
                     for docids, _ in rankings.values() for d in map(int, docids[:fb_docs])}
     for qid, tokens in query_tokens.items():
