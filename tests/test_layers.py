@@ -16,6 +16,7 @@ listed one that is gone (the list only shrinks).
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import irgrid
@@ -119,3 +120,55 @@ def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
     (fake / "tables.py").write_text("x = 1\n")
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     assert ("irgrid.models.bad", "irgrid.tables") in _upward_imports()
+
+
+STDLIB = sys.stdlib_module_names
+
+
+def _function_local_imports():
+    """(file:line, module, why) of every import inside a function; ``why`` is the comment that says why
+    it is there (on its line, or in the three lines above it and its block of imports), or None."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for function in ast.walk(ast.parse(text)):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                module = ("." * node.level + (node.module or "")) if isinstance(node, ast.ImportFrom) \
+                    else node.names[0].name
+                line = lines[node.lineno - 1]
+                why = line.split("#", 1)[1].strip() if "#" in line else ""
+                if why.startswith("noqa"):
+                    why = ""
+                top = node.lineno - 1
+                while top > 0 and lines[top - 1].strip().startswith(("import ", "from ")):
+                    top -= 1
+                above = [lines[i].strip() for i in range(max(0, top - 3), top)]
+                why = why or next((text[1:].strip() for text in reversed(above) if text.startswith("#")), None)
+                yield f"{path.relative_to(PACKAGE.parent)}:{node.lineno}", module, why
+
+
+def test_function_local_imports_defer_a_dependency_and_say_why():
+    """An import inside a function is there to defer a heavy or optional dependency, and says so in a
+    comment; the standard library is imported at the top of the module."""
+    found = list(_function_local_imports())
+    assert found, "the scan finds the package's deferred imports"
+    stdlib = [where for where, module, _ in found if module.split(".")[0] in STDLIB]
+    assert not stdlib, f"import the standard library at the top of the module: {stdlib}"
+    silent = [f"{where} ({module})" for where, module, why in found if not why]
+    assert not silent, f"function-local imports without a comment saying why: {silent}"
+
+
+def test_the_local_import_scan_sees_a_silent_import(tmp_path, monkeypatch):
+    """The scan tells a commented deferral from a silent one (the test's own check)."""
+    fake = tmp_path / "irgrid"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "mod.py").write_text("def f():\n    # deferred: heavy\n    import scipy\n\n\n"
+                                 "def g():\n    x = 1\n    import numpy\n    return x\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    whys = {where.rsplit(":", 1)[1]: why for where, _, why in _function_local_imports()}
+    assert whys == {"3": "deferred: heavy", "8": None}

@@ -30,9 +30,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .features.prepare import compile_query_set
 from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from .models.base import replaced
-from .models.formulas import DIRICHLET_KERNEL
+from .models.formulas import DIRICHLET_KERNEL, dirichlet_posting_parts, shifted_logs
+from .numba_start import import_arraymath_without_blas_probe
+from .ranking import candidate_slots, score_and_rank, top_k
 from .runs import RUN_COLUMNS, RUN_SCHEMA
 
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
@@ -144,8 +147,6 @@ class PreparedQuerySet(Sequence):
     """
 
     def __init__(self, qids, terms, term_offsets, query_term_offsets, docids, tfs, doc_lengths, doc_unique_terms):
-        from .ranking import candidate_slots
-
         self.qids: list[str] = qids
         self.terms: list[QueryTerm] = terms
         self.term_offsets = term_offsets
@@ -213,8 +214,6 @@ class PreparedQuerySet(Sequence):
         ones. The arrays handed out before are overwritten then: a caller uses them before
         asking for another mu (Scorer._top_block).
         """
-        from .models.formulas import dirichlet_posting_parts, shifted_logs
-
         key = (model.name, float(mu))
         found = self._dirichlet_parts.get(key)
         if found is None:
@@ -289,8 +288,6 @@ class Scorer:
     def __init__(self, index, threads: int = 1):
         """``threads``: how many threads a fused-kernel query set is scored and ranked on
         (contiguous ranges of queries; the kernels release the GIL)."""
-        from .numba_start import import_arraymath_without_blas_probe
-
         # before the first kernel loads: numba's start-up without its SciPy import (irgrid.numba_start)
         import_arraymath_without_blas_probe()
         self.index = index
@@ -336,8 +333,6 @@ class Scorer:
 
     def _prepare(self, topics, model, points, parses) -> PreparedQuerySet:
         if model is not None and model.uses_features:
-            from .features.prepare import compile_query_set
-
             qids, per_query = compile_query_set(self.index, topics, model, list(points) or [model.check_point({})],
                                                 parses=parses)
             prepared = self._flatten(qids, per_query)
@@ -499,8 +494,6 @@ class Scorer:
         any other through its numpy ``term_scores`` (:meth:`score_all`) and :func:`irgrid.ranking.top_k`.
         The same runs either way, to the last bit.
         """
-        from .ranking import top_k
-
         last = len(queries) if last is None else last
         if getattr(queries, "allowed", None) is not None:
             rankings = [self.rank_candidates(model, queries, q, point, depth) for q in range(first, last)]
@@ -564,8 +557,6 @@ class Scorer:
                    depth: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Queries ``first:last`` at a block of points in one kernel pass a query: ``(docids, scores, offsets)``,
         point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.ranking.score_and_rank`)."""
-        from .ranking import score_and_rank
-
         inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
         params, term_constants, term_weights, query_constants, query_lengths, weights = (
             np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
@@ -716,11 +707,13 @@ def retrieve_grid(
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     if getattr(model, "base", None) is not None:  # a family with a feedback stage (irgrid.feedback)
+        # deferred: irgrid.feedback runs its second stage through this module's Scorer; the cycle is broken here
         from .feedback import retrieve_with_feedback
 
         return retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=as_arrow, threads=threads)
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        # deferred: sentence parses, for the parse-tree families only (tests/test_layers.py: KNOWN_UPWARD)
         from .sentences.features import SentenceParses
 
         parses = SentenceParses.load(parses, index)

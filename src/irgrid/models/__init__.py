@@ -37,6 +37,7 @@ def get_model(family: str) -> RetrievalModel:
     ``<family>+<method>`` is ``<family>`` with a feedback stage (:mod:`irgrid.feedback`).
     """
     if "+" in family:
+        # deferred: a feedback family is made by irgrid.feedback, which imports this package; the cycle is broken here
         from ..feedback import feedback_model
 
         return feedback_model(family)

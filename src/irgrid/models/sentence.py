@@ -104,6 +104,7 @@ class SentenceMRF(FeatureModel):
 
     def document_values(self, features: list[QueryFeature], parses) -> list[QueryFeature]:
         """``features`` with the parse-tree values of each clique in each sentence of its postings."""
+        # deferred: parse-tree features (tests/test_layers.py: KNOWN_UPWARD)
         from ..sentences.features import tree_values
 
         out = []
