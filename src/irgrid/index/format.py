@@ -7,11 +7,15 @@ rebuilds indexes of another version).
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from irgrid.errors import InputFormatError
 
 FORMAT_VERSION = 3
 
@@ -100,3 +104,19 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int,
         sorting_columns=sorting_columns,
         column_encoding=column_encoding,
     )
+
+
+def read_index_stats(index_dir: str | os.PathLike) -> dict:
+    """An index's ``stats.json``, checked for this format's version (the reader's and the forward
+    index builder's first step)."""
+    index_dir = Path(index_dir)
+    stats_path = index_dir / "stats.json"
+    if not stats_path.is_file():
+        raise InputFormatError(index_dir, None, "an index directory with stats.json (see irgrid.index.build_index)",
+                               "no stats.json")
+    with open(stats_path, encoding="utf-8") as f:
+        stats: dict = json.load(f)
+    version = stats.get("format_version")
+    if version != FORMAT_VERSION:
+        raise InputFormatError(stats_path, None, f"format_version {FORMAT_VERSION}", repr(version))
+    return stats

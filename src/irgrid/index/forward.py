@@ -31,7 +31,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from irgrid.errors import InputFormatError
-from irgrid.index.format import FORMAT_VERSION, FORWARD_PART_DOCS, FORWARD_ROW_GROUP, FORWARD_SCHEMA, write_parquet
+from irgrid.index.format import (
+    FORMAT_VERSION,
+    FORWARD_PART_DOCS,
+    FORWARD_ROW_GROUP,
+    FORWARD_SCHEMA,
+    read_index_stats,
+    write_parquet,
+)
 from irgrid.io import install_directory, remove_dead_leftovers, temporary_name
 
 #: the keys of the index's stats.json a forward index copies: the reader refuses a forward index
@@ -120,20 +127,18 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
     bucket's tokens, then a part's (at most FORWARD_PART_DOCS documents'). Written to a temporary directory beside ``out_dir`` and
     renamed to it at the end, so a killed build leaves no half forward index.
     """
-    # deferred: the reader imports this module (an index opens its forward index)
-    from irgrid.index.reader import IndexReader
-
-    index = IndexReader(index_dir)
-    index_dir = index.path.resolve()
+    index_stats = read_index_stats(index_dir)
+    index_dir = Path(index_dir).resolve()
     out_dir = Path(out_dir).resolve()
-    num_docs = index.num_docs
+    num_docs = int(index_stats["num_docs"])
+    num_buckets = int(index_stats["num_buckets"])
     num_parts = max(1, -(-num_docs // FORWARD_PART_DOCS))
     terms = pq.read_table(index_dir / "terms.parquet", columns=["df", "bucket"])
     term_buckets = terms.column("bucket").to_numpy()
     dfs = terms.column("df").to_numpy()
     # a bucket's terms are consecutive rows of terms.parquet, in the order of its postings
     term_order = np.argsort(term_buckets, kind="stable")
-    bucket_bounds = np.searchsorted(term_buckets[term_order], np.arange(index.num_buckets + 1))
+    bucket_bounds = np.searchsorted(term_buckets[term_order], np.arange(num_buckets + 1))
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(out_dir)  # what a killed build of this forward index left
@@ -151,13 +156,13 @@ def build_forward_index(index_dir: str | os.PathLike, out_dir: str | os.PathLike
             return _bucket_tokens(index_dir, bucket, rows, dfs[rows], num_parts, pieces)
 
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            in_memory = [tokens[0] for tokens in pool.map(bucket_tokens, range(index.num_buckets)) if tokens]
+            in_memory = [tokens[0] for tokens in pool.map(bucket_tokens, range(num_buckets)) if tokens]
             list(pool.map(lambda p: _write_part(tmp, p, num_docs, _load_pieces(pieces, p) if pieces else in_memory),
                           range(num_parts)))
         if pieces:
             shutil.rmtree(pieces)
         stats = {"format_version": FORMAT_VERSION, "forward_part_docs": FORWARD_PART_DOCS,
-                 **{key: index.stats[key] for key in INDEX_IDENTITY}}
+                 **{key: index_stats[key] for key in INDEX_IDENTITY}}
         with open(tmp / "stats.json", "w", encoding="utf-8") as f:
             json.dump(stats, f, sort_keys=True, indent=2, ensure_ascii=False)
             f.write("\n")

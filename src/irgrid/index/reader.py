@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -16,9 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
-from irgrid.errors import InputFormatError
 
-from .format import FORMAT_VERSION
+from .format import read_index_stats
 from .forward import ForwardIndex, forward_index_dir
 
 if TYPE_CHECKING:
@@ -44,15 +42,7 @@ class IndexReader:
         self.path = Path(path)
         self._forward_path = Path(forward_path) if forward_path is not None else None
         self._forward_index = None
-        stats_path = self.path / "stats.json"
-        if not stats_path.is_file():
-            raise InputFormatError(self.path, None, "an index directory with stats.json (see irgrid.index.build_index)",
-                                   "no stats.json")
-        with open(stats_path, encoding="utf-8") as f:
-            self.stats: dict = json.load(f)
-        version = self.stats.get("format_version")
-        if version != FORMAT_VERSION:
-            raise InputFormatError(stats_path, None, f"format_version {FORMAT_VERSION}", repr(version))
+        self.stats: dict = read_index_stats(self.path)
         self.num_docs: int = int(self.stats["num_docs"])
         self.total_length: int = int(self.stats["total_length"])
         self.avg_doc_length: float = float(self.stats["avg_doc_length"])
