@@ -20,7 +20,7 @@ from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
 from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
-from irgrid.report.manifest import manifest_inputs, raw_file_rows, report_manifest, report_path
+from irgrid.report.manifest import manifest_digest, manifest_plan, raw_file_rows, report_input_files, report_path
 
 
 # The Snakefile's configfile, and the files of --configfile merged over it.
@@ -385,15 +385,25 @@ def findings_inputs(wildcards):
 
 
 @functools.cache
-def report_manifest_json(wildcards=None):
-    """What the report reads: every experiment's outputs, cells, configuration digests and benchmarks
-    (made when the report is asked for: ~1 s on the default config)."""
+def report_raw_files():
+    """The raw files of the report's collections and their digests (kept between runs: SOURCE_DIGESTS)."""
     collections = {collection for experiment in IRGRID["_experiments"].values() for collection in experiment["collections"]}
-    raw_files = {collection: raw_file_rows(IRGRID["_registry"][collection], mirror=config["mirror"],
-                                           resources_dir=config["resources"], cache=SOURCE_DIGESTS)
-                 for collection in sorted(collections)}
-    return json.dumps(report_manifest(IRGRID, RETRIEVAL_CHUNKS, raw_files), sort_keys=True)
+    return {collection: raw_file_rows(IRGRID["_registry"][collection], mirror=config["mirror"],
+                                      resources_dir=config["resources"], cache=SOURCE_DIGESTS)
+            for collection in sorted(collections)}
+
+
+def report_plan(wildcards, output):
+    """What the report job makes its manifest from (irgrid.report.manifest.workflow_manifest): this run's
+    config, not the manifest, whose every cell would be listed to plan. Untracked (a function of
+    `output`); report_manifest_digest is the tracked param."""
+    return manifest_plan(config, CONFIG_SOURCE, report_raw_files())
+
+
+def report_manifest_digest(wildcards):
+    return manifest_digest(IRGRID, RETRIEVAL_CHUNKS, report_raw_files())
 
 
 def all_report_inputs(wildcards):
-    return manifest_inputs(json.loads(report_manifest_json()))
+    evaluations = dict.fromkeys(path for name in IRGRID["_experiments"] for path in evaluation_files(cells_of(name)))
+    return report_input_files(IRGRID, evaluations)
