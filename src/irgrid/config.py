@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -497,7 +498,13 @@ def cell_hash(key: str) -> int:
     every chunk of its query set, and a changed value (a row of a grid) would rerun several.
     """
     model, _, params = key.partition("/")
-    return (point_hash(model) >> 32 << 32) | (point_hash(params) >> 32)
+    return _model_hash_bits(model) | (point_hash(params) >> 32)
+
+
+@functools.cache
+def _model_hash_bits(model: str) -> int:
+    # the leading 32 bits of cell_hash, the same for each of a model's points: one digest per model
+    return point_hash(model) >> 32 << 32
 
 
 def split_by_hash(params: Iterable[str], chunk_size: int, digest=None) -> list[tuple[str, tuple[str, ...]]]:

@@ -203,8 +203,14 @@ def cells_of(experiment):
     return tuple(experiment_cells(IRGRID, experiment))
 
 
+@functools.cache
+def experiment_evaluation_files(experiment):
+    """The chunk evaluation files of an experiment's cells, listed once (tables, findings and the report ask)."""
+    return tuple(evaluation_files(cells_of(experiment)))
+
+
 def experiment_evaluations(wildcards):
-    return evaluation_files(cells_of(wildcards.experiment))
+    return list(experiment_evaluation_files(wildcards.experiment))
 
 
 def experiment_table_inputs(wildcards):
@@ -212,7 +218,7 @@ def experiment_table_inputs(wildcards):
     experiment = IRGRID["_experiments"][wildcards.experiment]
     cells = cells_of(wildcards.experiment)
     topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells}) if experiment["query_subsets"] else []
-    return evaluation_files(cells) + topics
+    return [*experiment_evaluation_files(wildcards.experiment), *topics]
 
 
 def experiment_collection_cells(wildcards):
@@ -381,7 +387,8 @@ def get_final_output():
 def findings_inputs(wildcards):
     """The evaluations of an experiment and its query sets' topics (the queries' text)."""
     cells = cells_of(wildcards.experiment)
-    return evaluation_files(cells) + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+    topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+    return [*experiment_evaluation_files(wildcards.experiment), *topics]
 
 
 @functools.cache
@@ -405,5 +412,5 @@ def report_manifest_digest(wildcards):
 
 
 def all_report_inputs(wildcards):
-    evaluations = dict.fromkeys(path for name in IRGRID["_experiments"] for path in evaluation_files(cells_of(name)))
+    evaluations = dict.fromkeys(path for name in IRGRID["_experiments"] for path in experiment_evaluation_files(name))
     return report_input_files(IRGRID, evaluations)
