@@ -14,8 +14,8 @@ Printed, each a median where repeated, with the peak resident memory of the Snak
 (GNU time's maximum RSS):
 
 1. ``snakemake -n`` of each grid from nothing (cells, jobs, seconds, MB); with ``--before-src``
-   the same with another checkout's package and workflow (the code before a change), measured in
-   this run, and the ratio;
+   the same with another checkout's package, workflow and config/ (the code before a change),
+   measured in this run, and the ratio;
 2. unless ``--skip-run``: the 30,024-cell grid (or one of ``--run-k1`` k1 values over its range) run on
    ``--run-collections`` (the two smallest by default), ``--cores`` cores
    (``--config collections_only=...``): seconds, jobs, bytes of
@@ -52,9 +52,10 @@ def grid_values(count: int, low: float, high: float) -> list[float]:
     return [round(low + i * step, 4) for i in range(count)]
 
 
-def write_workdir(workdir: Path, k1_values: int, b_values: int, mirror: str | None) -> int:
-    """A workflow directory with the repo's config/ and one experiment; returns the number of cells."""
-    shutil.copytree(REPO / "config", workdir / "config")
+def write_workdir(workdir: Path, k1_values: int, b_values: int, mirror: str | None, repo: Path = REPO) -> int:
+    """A workflow directory with ``repo``'s config/ (a checkout's own: its schema may differ) and one
+    experiment; returns the number of cells."""
+    shutil.copytree(repo / "config", workdir / "config")
     b = grid_values(b_values, 0.0, 1.0)
     if 0.5 not in b:  # the value the rerun step changes
         b[len(b) // 2] = 0.5
@@ -73,7 +74,7 @@ def write_workdir(workdir: Path, k1_values: int, b_values: int, mirror: str | No
         "figures": False,
     }
     (workdir / "config" / "experiments" / f"{EXPERIMENT}.yaml").write_text(yaml.safe_dump(experiment, sort_keys=False))
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
     config["experiments"] = {EXPERIMENT: f"config/experiments/{EXPERIMENT}.yaml"}
     if mirror:
         config["mirror"] = mirror
@@ -178,7 +179,11 @@ def main(argv=None) -> int:
             continue
         rows = [plan(f"after-{name}", workdir, REPO, args.repeats, [], logs)]
         if args.before_src and name in args.before_grids:
-            rows.append(plan(f"before-{name}", workdir, args.before_src, 1, [], logs))
+            before = root / f"{name}-before"  # the same grid, the other checkout's config/
+            shutil.rmtree(before, ignore_errors=True)
+            before.mkdir(parents=True)
+            write_workdir(before, *grids[name], args.mirror, repo=args.before_src)
+            rows.append(plan(f"before-{name}", before, args.before_src, 1, [], logs))
         for row in rows:
             row["cells"] = figures[f"cells_{name}"]
             figures["plans"].append(row)

@@ -28,6 +28,7 @@ from irgrid.config import (
     all_cells,
     cell_hash,
     experiment_cells,
+    group_chunk_size,
     load_config,
     point_hash,
     retrieval_chunks,
@@ -120,7 +121,7 @@ def test_the_grouping_is_the_same_in_another_process():
 ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
 
 
-def config_of(experiments: dict, chunk_size: int | None = None) -> dict:
+def config_of(experiments: dict, chunk_size: int | None = None, max_chunks: int | None | str = "default") -> dict:
     config = {
         "registry": str(REGISTRY),
         "analyzers": {"porter": dict(ANALYZER), "porter_smart": {**ANALYZER, "stopwords": "smart"}},
@@ -129,6 +130,8 @@ def config_of(experiments: dict, chunk_size: int | None = None) -> dict:
     }
     if chunk_size is not None:
         config["retrieval"] = {"chunk_size": chunk_size}
+    if max_chunks != "default":
+        config.setdefault("retrieval", {})["max_chunks"] = max_chunks
     return load_config(config)
 
 
@@ -297,3 +300,55 @@ def test_a_tie_aware_table_may_list_expected_values_itself():
                                                               "tied_relevant"]
     with pytest.raises(ConfigError, match="E\\[AP\\]' is not among the evaluated measures"):
         config_of({"plain": {**tied, "tie_aware": False}})
+
+
+# ------------------------------------------------------------------ large grids: larger chunks, as many jobs
+
+def test_a_query_set_beyond_max_chunks_gets_chunk_size_doubled_until_it_fits():
+    # 50 x 64 = 3,200 cells fill 64 chunks of 50; one more needs chunks of 100, 6,401 chunks of 200;
+    # 100,000 chunks of 1,600 (800 x 64 = 51,200 < 100,000 <= 1,600 x 64)
+    assert [group_chunk_size(cells, 50, 64) for cells in (1, 3200, 3201, 6400, 6401, 100_000)] == [50, 50, 100, 100, 200,
+                                                                                                   1600]
+    assert group_chunk_size(100_000, 50, None) == 50
+
+
+def test_the_default_run_is_chunked_by_chunk_size_alone():
+    """The default config's query sets hold fewer cells than max_chunks chunks of chunk_size: its chunks
+    are the ones chunk_size alone makes (no query set's jobs change with the option)."""
+    from common import REPO
+
+    from irgrid.config import load_yaml, validate
+
+    config = validate(load_yaml(REPO / "config" / "config.yaml"), "config.schema.yaml", "config")
+    assert config["retrieval"]["max_chunks"] == 64
+    default = retrieval_chunks(load_config(config))
+    alone = retrieval_chunks(load_config({**config, "retrieval": {**config["retrieval"], "max_chunks": None}}))
+    assert default == alone
+
+
+def big_grid(b_values: list[float]) -> dict:
+    # 100 k1 x len(b) BM25 points and 4 QL points on ADI's one query set
+    return {"e": experiment(["adi"], "porter", {
+        "bm25": {"family": "bm25", "grid": {"k1": [round(0.1 + 0.05 * i, 2) for i in range(100)], "b": b_values}},
+        "ql": {"family": "ql_dirichlet", "grid": {"mu": [500, 1000, 1500, 2000]}}})}
+
+
+def test_a_large_grid_plans_about_max_chunks_jobs_and_a_changed_value_keeps_the_other_chunks():
+    b = [round(0.02 * i, 2) for i in range(1, 51)]  # 5,004 cells: more than 64 chunks of 50
+    chunks = retrieval_chunks(config_of(big_grid(b), chunk_size=50, max_chunks=64))
+    sizes = [len(chunk.cells) for chunk in chunks]
+    assert sum(sizes) == 5004 and max(sizes) <= 100 and 5004 / 100 <= len(chunks) <= 2 * 64
+    small = retrieval_chunks(config_of(big_grid(b), chunk_size=50, max_chunks=None))
+    assert max(len(chunk.cells) for chunk in small) <= 50 and len(small) > 2 * 64
+    # b 0.5 -> 0.505: the count stays, so does the size; a chunk changes only where a changed cell left
+    # (it held a b=0.5 cell) or arrived (its hash prefix meets that of a chunk holding a b=0.505 cell)
+    changed = retrieval_chunks(config_of(big_grid([0.505 if value == 0.5 else value for value in b]), chunk_size=50,
+                                         max_chunks=64))
+    assert max(len(chunk.cells) for chunk in changed) <= 100
+    left = {chunk.label for chunk in chunks if any(cell.params.endswith("_b~0.5") for cell in chunk.cells)}
+    arrived = {chunk.label for chunk in changed if any(cell.params.endswith("_b~0.505") for cell in chunk.cells)}
+    for chunk in chunks:
+        if chunk not in changed:
+            assert chunk.label in left or any(chunk.label.startswith(label) or label.startswith(chunk.label)
+                                              for label in arrived), chunk.label
+    assert sum(chunk in changed for chunk in chunks) >= len(chunks) - len(left) - len(arrived)

@@ -129,6 +129,53 @@ def test_a_failed_write_leaves_no_sidecar_of_an_older_run(tmp_path, monkeypatch)
     assert list(tmp_path.iterdir()) == []
 
 
+def _workflow_config(experiments, **settings):
+    """Snakemake's config as common.smk hands it on: the repo's config.yaml, validated, some experiments."""
+    from irgrid.config import load_yaml, validate
+
+    config = load_yaml(REPO / "config" / "config.yaml")
+    config["registry"] = str(REPO / "config" / "collections.yaml")
+    config["experiments"] = {name: str(REPO / "config" / "experiments" / f"{name}.yaml") for name in experiments}
+    config.update(settings)
+    return validate(config, "config.schema.yaml", "config")
+
+
+def test_the_report_job_makes_the_manifest_planning_would_have_made():
+    # The report rule plans with report_input_files and manifest_digest; its job makes the manifest from
+    # the config (workflow_manifest). Both must agree with the manifest made from the planned chunks.
+    from irgrid.config import load_config, retrieval_chunks, select_subset
+    from irgrid.report.manifest import (
+        manifest_digest,
+        manifest_inputs,
+        manifest_plan,
+        report_input_files,
+        report_manifest,
+        workflow_manifest,
+    )
+
+    config = _workflow_config(["baselines", "gjm"], experiments_only=None, collections_only=["adi", "cacm"])
+    whole = load_config(config)
+    chosen = select_subset(whole, None, ["adi", "cacm"])
+    chunks = retrieval_chunks(whole)
+    expected = report_manifest(chosen, chunks, {"adi": []})
+    # through JSON, as the rule hands it to `irgrid report --plan -`
+    plan = json.loads(manifest_plan(config, "config", {"adi": []}))
+    assert workflow_manifest(plan["config"], plan["source"], plan["raw_files"]) == expected
+    evaluations = {cell["evaluation"] for experiment in expected["experiments"].values() for cell in experiment["cells"]}
+    inputs = report_input_files(chosen, sorted(evaluations))
+    assert len(inputs) == len(set(inputs))
+    assert set(inputs) == set(manifest_inputs(expected))
+    # the digest follows a grid value and the raw files' rows, not settings the manifest does not read
+    digest = manifest_digest(chosen, chunks, {"adi": []})
+    assert manifest_digest(chosen, chunks, {"adi": []}) == digest
+    assert manifest_digest(chosen, chunks, {"adi": [{"role": "docs", "file": "x", "sha256": "0"}]}) != digest
+    moved = load_config({**config, "mirror": "/elsewhere", "dask": {**config["dask"], "scheduler": "tcp://host:8786"}})
+    assert manifest_digest(select_subset(moved, None, ["adi", "cacm"]), retrieval_chunks(moved), {"adi": []}) == digest
+    edited = load_config(config)
+    edited["_experiments"]["baselines"]["models"]["bm25"]["grid"]["b"][0] += 0.001
+    assert manifest_digest(select_subset(edited, None, ["adi", "cacm"]), retrieval_chunks(edited), {"adi": []}) != digest
+
+
 def test_the_manifest_lists_every_cell_with_its_digest_and_jobs():
     from irgrid.collections import load_registry
     from irgrid.config import load_config, load_yaml, retrieval_chunks

@@ -494,7 +494,14 @@ def cmd_report(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     from .report.html import write_report
 
-    write_report(_json_argument(args.manifest), args.out)
+    if args.plan is not None:  # the workflow's report job: the manifest is made here, not when planning
+        from .report.manifest import workflow_manifest
+
+        plan = _json_argument(args.plan)
+        manifest = workflow_manifest(plan["config"], source=plan["source"], raw_files=plan["raw_files"])
+    else:
+        manifest = _json_argument(args.manifest)
+    write_report(manifest, args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -714,7 +721,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_findings)
 
     p = sub.add_parser("report", help="HTML report of all experiments")
-    p.add_argument("--manifest", required=True, help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--manifest", help="JSON of irgrid.report.manifest.report_manifest; - reads stdin")
+    given.add_argument("--plan", help="JSON of irgrid.report.manifest.manifest_plan (the workflow's config, from "
+                                      "which the manifest is made); - reads stdin")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_report)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -497,7 +498,13 @@ def cell_hash(key: str) -> int:
     every chunk of its query set, and a changed value (a row of a grid) would rerun several.
     """
     model, _, params = key.partition("/")
-    return (point_hash(model) >> 32 << 32) | (point_hash(params) >> 32)
+    return _model_hash_bits(model) | (point_hash(params) >> 32)
+
+
+@functools.cache
+def _model_hash_bits(model: str) -> int:
+    # the leading 32 bits of cell_hash, the same for each of a model's points: one digest per model
+    return point_hash(model) >> 32 << 32
 
 
 def split_by_hash(params: Iterable[str], chunk_size: int, digest=None) -> list[tuple[str, tuple[str, ...]]]:
@@ -626,6 +633,17 @@ def all_cells(config: Mapping[str, Any]) -> list[Cell]:
     return list(cells.values())
 
 
+def group_chunk_size(cells: int, chunk_size: int, max_chunks: int | None) -> int:
+    """The chunk size of a collection, analyzer and query set of ``cells`` cells: ``chunk_size``,
+    doubled while ``cells`` would fill more than ``max_chunks`` chunks of it (None: never). The jobs of
+    a query set then stay about ``max_chunks`` however large its grid; doublings keep the size a
+    step function of the count, so a changed value (the same count) regroups nothing."""
+    size = chunk_size
+    while max_chunks and cells > size * max_chunks:
+        size *= 2
+    return size
+
+
 def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
     """The jobs of the run: every cell of every experiment in exactly one chunk.
 
@@ -633,9 +651,11 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
     share is produced by one job. The cells of a collection, analyzer and query set are split
     by the digest of model, then point (split_by_hash, cell_hash): a new or removed point changes
     the one chunk it falls into, and a model's grid of up to chunk_size points is in one chunk.
-    Order: first appearance in the config, then hash prefix.
+    A query set with more cells than ``retrieval.max_chunks`` chunks hold gets larger chunks
+    (group_chunk_size). Order: first appearance in the config, then hash prefix.
     """
     chunk_size = config["retrieval"]["chunk_size"]
+    max_chunks = config["retrieval"].get("max_chunks")
     groups: dict[tuple[str, str, str, bool], dict[str, ChunkCell]] = {}
     for cell in all_cells(config):
         key = (cell.collection, cell.analyzer, cell.queryset, get_model(cell.family).uses_parses)
@@ -644,7 +664,8 @@ def retrieval_chunks(config: Mapping[str, Any]) -> list[Chunk]:
     tie_measures = _tie_measures_of_cells(config)
     chunks = []
     for (collection, analyzer, queryset, uses_parses), members in groups.items():
-        for label, keys in split_by_hash(members, chunk_size, digest=cell_hash):
+        size = group_chunk_size(len(members), chunk_size, max_chunks)
+        for label, keys in split_by_hash(members, size, digest=cell_hash):
             label = f"parses-{label}" if uses_parses else label
             names: dict[str, None] = {}
             for k in keys:

@@ -20,7 +20,7 @@ from irgrid.jobs.placement import index_placement
 from irgrid.jobs.scheduler_timers import coalesce_reevaluation_timers
 from irgrid.models import get_model
 from irgrid.querysets import FILTERED_QUERYSET_WILDCARD
-from irgrid.report.manifest import manifest_inputs, raw_file_rows, report_manifest, report_path
+from irgrid.report.manifest import manifest_digest, manifest_plan, raw_file_rows, report_input_files, report_path
 
 
 # The Snakefile's configfile, and the files of --configfile merged over it.
@@ -203,8 +203,14 @@ def cells_of(experiment):
     return tuple(experiment_cells(IRGRID, experiment))
 
 
+@functools.cache
+def experiment_evaluation_files(experiment):
+    """The chunk evaluation files of an experiment's cells, listed once (tables, findings and the report ask)."""
+    return tuple(evaluation_files(cells_of(experiment)))
+
+
 def experiment_evaluations(wildcards):
-    return evaluation_files(cells_of(wildcards.experiment))
+    return list(experiment_evaluation_files(wildcards.experiment))
 
 
 def experiment_table_inputs(wildcards):
@@ -212,7 +218,7 @@ def experiment_table_inputs(wildcards):
     experiment = IRGRID["_experiments"][wildcards.experiment]
     cells = cells_of(wildcards.experiment)
     topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells}) if experiment["query_subsets"] else []
-    return evaluation_files(cells) + topics
+    return [*experiment_evaluation_files(wildcards.experiment), *topics]
 
 
 def experiment_collection_cells(wildcards):
@@ -381,19 +387,30 @@ def get_final_output():
 def findings_inputs(wildcards):
     """The evaluations of an experiment and its query sets' topics (the queries' text)."""
     cells = cells_of(wildcards.experiment)
-    return evaluation_files(cells) + sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+    topics = sorted({f"results/{c.collection}/topics/{c.queryset}.parquet" for c in cells})
+    return [*experiment_evaluation_files(wildcards.experiment), *topics]
 
 
 @functools.cache
-def report_manifest_json(wildcards=None):
-    """What the report reads: every experiment's outputs, cells, configuration digests and benchmarks
-    (made when the report is asked for: ~1 s on the default config)."""
+def report_raw_files():
+    """The raw files of the report's collections and their digests (kept between runs: SOURCE_DIGESTS)."""
     collections = {collection for experiment in IRGRID["_experiments"].values() for collection in experiment["collections"]}
-    raw_files = {collection: raw_file_rows(IRGRID["_registry"][collection], mirror=config["mirror"],
-                                           resources_dir=config["resources"], cache=SOURCE_DIGESTS)
-                 for collection in sorted(collections)}
-    return json.dumps(report_manifest(IRGRID, RETRIEVAL_CHUNKS, raw_files), sort_keys=True)
+    return {collection: raw_file_rows(IRGRID["_registry"][collection], mirror=config["mirror"],
+                                      resources_dir=config["resources"], cache=SOURCE_DIGESTS)
+            for collection in sorted(collections)}
+
+
+def report_plan(wildcards, output):
+    """What the report job makes its manifest from (irgrid.report.manifest.workflow_manifest): this run's
+    config, not the manifest, whose every cell would be listed to plan. Untracked (a function of
+    `output`); report_manifest_digest is the tracked param."""
+    return manifest_plan(config, CONFIG_SOURCE, report_raw_files())
+
+
+def report_manifest_digest(wildcards):
+    return manifest_digest(IRGRID, RETRIEVAL_CHUNKS, report_raw_files())
 
 
 def all_report_inputs(wildcards):
-    return manifest_inputs(json.loads(report_manifest_json()))
+    evaluations = dict.fromkeys(path for name in IRGRID["_experiments"] for path in experiment_evaluation_files(name))
+    return report_input_files(IRGRID, evaluations)

@@ -1,8 +1,8 @@
 # Every experiment's tables, findings, per-query evidence and figures, the provenance of each cell
 # and where the run's time went -> results/report.html (one self-contained file); a subset run's
 # report is a file of its own, REPORT_PATH (common.smk), so it never replaces the whole run's.
-# The manifest (irgrid.report.manifest) reaches the command on standard input, as the cells do; its
-# digest is the tracked param (common.smk, untracked and digest_of).
+# The job makes the manifest (irgrid.report.manifest, every cell) from the run's config, which reaches
+# it on standard input; the tracked param is a digest of what the manifest is made from (common.smk).
 
 
 rule report:
@@ -15,9 +15,9 @@ rule report:
     benchmark:
         f"results/benchmarks/{REPORT_NAME}.tsv"
     params:
-        manifest=untracked(lambda wildcards: report_manifest_json()),
-        manifest_digest=digest_of(lambda wildcards: report_manifest_json()),
+        plan=report_plan,
+        manifest_digest=report_manifest_digest,
     conda:
         "../envs/irgrid.yaml"
     shell:
-        "irgrid report --manifest - --out {output:q} 2> {log:q} <<'IRGRID_MANIFEST'\n{params.manifest}\nIRGRID_MANIFEST"
+        "irgrid report --plan - --out {output:q} 2> {log:q} <<'IRGRID_PLAN'\n{params.plan}\nIRGRID_PLAN"

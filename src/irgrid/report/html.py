@@ -325,7 +325,9 @@ def _inputs_section(manifest: Mapping[str, Any]) -> str:
                                                         "format"]), left=("collection", "analyzer")))
     settings = manifest.get("settings", {})
     out.append(f"<p>Retrieval depth {_e(settings.get('depth'))}, measures {_e(', '.join(settings.get('measures', [])))}, "
-               f"{_e(settings.get('chunk_size'))} points a job at most.</p>")
+               f"{_e(settings.get('chunk_size'))} points a job at most"
+               + (f" (doubled for a query set of more than {_e(settings['max_chunks'])} such jobs)"
+                  if settings.get("max_chunks") else "") + ".</p>")
     return "\n".join(out + ["</section>"])
 
 

@@ -1,19 +1,30 @@
 """Everything the report reads, listed from the configuration (testable without Snakemake).
 
-The report rule passes :func:`report_manifest` to ``irgrid report`` and takes its inputs from
-:func:`manifest_inputs`, so the files the report reads and the files Snakemake makes first are
-one list.
+The report job makes :func:`report_manifest` itself, from the workflow's configuration
+(:func:`workflow_manifest`): a manifest holds every cell, and planning never builds it. The report
+rule takes its inputs from :func:`report_input_files` (the same files :func:`manifest_inputs` lists)
+and tracks :func:`manifest_digest`, a digest of what the manifest is made from.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import Chunk, experiment_analyzers, experiment_cells, experiment_querysets, run_warnings
+from ..config import (
+    Chunk,
+    experiment_analyzers,
+    experiment_cells,
+    experiment_querysets,
+    load_config,
+    retrieval_chunks,
+    run_warnings,
+    select_subset,
+)
 from .provenance import cell_digest, cell_digests
 
 TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
@@ -184,7 +195,8 @@ def report_manifest(config: Mapping[str, Any], chunks: Sequence[Chunk],
         "benchmarks": benchmarks,
         "indexes": indexes,
         "settings": {"depth": depth, "measures": list(config["measures"]),
-                     "chunk_size": config["retrieval"]["chunk_size"]},
+                     "chunk_size": config["retrieval"]["chunk_size"],
+                     "max_chunks": config["retrieval"].get("max_chunks")},
         "warnings": warning_sources(config),
     }
 
@@ -199,3 +211,63 @@ def manifest_inputs(manifest: Mapping[str, Any]) -> list[str]:
         paths += [experiment["findings"], experiment["per_query"], experiment["per_query_figure"]]
     paths += list(manifest["indexes"]) + list(manifest["benchmarks"])
     return list(dict.fromkeys(paths))
+
+
+def report_input_files(config: Mapping[str, Any], chunk_evaluations: Iterable[str]) -> list[str]:
+    """The files the report reads (:func:`manifest_inputs` of the manifest), without listing its cells:
+    ``chunk_evaluations`` are the evaluation files of the experiments' cells (each chunk's benchmark
+    sits beside its job's log path)."""
+    paths = []
+    indexes, index_benchmarks = [], []
+    for name, experiment in config["_experiments"].items():
+        for selection in experiment["tables"]:
+            paths += [f"results/tables/{name}/{TABLE_STEMS[selection]}.csv",
+                      f"results/tables/{name}/{TABLE_STEMS[selection]}.html"]
+        paths += [f"results/tables/{name}/violations.html"] if experiment["axioms"] else []
+        paths += experiment_figures(name, experiment)
+        paths += [f"results/tables/{name}/findings.csv", f"results/tables/{name}/per_query.html",
+                  f"results/figures/{name}/per_query.svg"]
+        for collection in experiment["collections"]:
+            for analyzer in experiment_analyzers(experiment):
+                indexes.append(f"results/{collection}/index/{analyzer}")
+                index_benchmarks.append(index_benchmark_path(collection, analyzer))
+    chunk_benchmarks = [f"results/benchmarks/{path.removeprefix('results/').removesuffix('.parquet')}.tsv"
+                        for path in chunk_evaluations]
+    return list(dict.fromkeys(paths + indexes + index_benchmarks + chunk_benchmarks))
+
+
+def manifest_digest(config: Mapping[str, Any], chunks: Sequence[Chunk],
+                    raw_files: Mapping[str, list[dict[str, str]]] | None = None) -> str:
+    """sha256 of what :func:`report_manifest` is made from: the experiments and their sources, the
+    registry entries, analyzers and settings it reads, the chunks (their labels and sizes: which
+    cells they hold follows from the experiments), the raw files' rows and the warnings. The report
+    rule's tracked param: the same inputs, the same manifest, and the manifest is not made to plan."""
+    registry = config["_registry"]
+    collections = sorted({collection for e in config["_experiments"].values() for collection in e["collections"]})
+    parts = {
+        "experiments": config["_experiments"],
+        "sources": config.get("_experiment_sources", {}),
+        "registry": {collection: registry[collection].to_dict() for collection in collections},
+        "analyzers": config["analyzers"],
+        "settings": [config["retrieval"]["depth"], config["retrieval"]["chunk_size"], config["retrieval"].get("max_chunks"),
+                     list(config["measures"])],
+        "chunks": [[c.collection, c.analyzer, c.queryset, c.label, len(c.cells)] for c in chunks],
+        "raw_files": raw_files or {},
+        "warnings": warning_sources(config),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def workflow_manifest(workflow_config: Mapping[str, Any], source: str = "config",
+                      raw_files: Mapping[str, list[dict[str, str]]] | None = None) -> dict[str, Any]:
+    """The manifest of a workflow run, made in the report job from Snakemake's ``config`` (validated,
+    the experiments to run chosen: common.smk): the whole config's chunks, the run's experiments and
+    collections (``experiments_only``, ``collections_only``), as the workflow plans them."""
+    whole = load_config(workflow_config, source=source, selected=workflow_config.get("experiments_only"))
+    chosen = select_subset(whole, workflow_config.get("experiments_only"), workflow_config.get("collections_only"))
+    return report_manifest(chosen, retrieval_chunks(whole), raw_files)
+
+
+def manifest_plan(workflow_config: Mapping[str, Any], source: str, raw_files: Mapping[str, Any]) -> str:
+    """What the report rule hands ``irgrid report --plan -`` (JSON): :func:`workflow_manifest`'s arguments."""
+    return json.dumps({"config": workflow_config, "source": source, "raw_files": raw_files}, sort_keys=True)
