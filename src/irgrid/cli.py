@@ -495,6 +495,7 @@ def cmd_report(args) -> None:
     from .report.html import write_report
 
     if args.plan is not None:  # the workflow's report job: the manifest is made here, not when planning
+        # deferred: this command's own dependencies (see the module's docstring)
         from .report.manifest import workflow_manifest
 
         plan = _json_argument(args.plan)
