@@ -1,4 +1,5 @@
-"""The package's layers: no module imports one of a higher layer, at the top of a file or inside a function.
+"""The package's layers: no module imports one of a higher layer, at the top of a file or inside a function;
+no import cycles; imports inside a function only defer a dependency, and say so.
 
 Layers, lowest first (a module may import its own layer and those below):
 
@@ -172,3 +173,82 @@ def test_the_local_import_scan_sees_a_silent_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     whys = {where.rsplit(":", 1)[1]: why for where, _, why in _function_local_imports()}
     assert whys == {"3": "deferred: heavy", "8": None}
+
+
+def _module_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (at the top or in a function); ``from X import y``
+    counts as importing X.y where y is a module, else X."""
+    def name_of(path: Path) -> str:
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    files = {name_of(path): path for path in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        own_package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        edges = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = own_package.split(".")[: len(own_package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    name = f"{target}.{alias.name}"
+                    edges.add(name if name in files else target)
+            elif isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names)
+        edges &= files.keys()
+        edges.discard(module)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    """No module imports, through any chain of imports (top level or in a function), one that imports it."""
+    assert _cycles(_module_graph(PACKAGE)) == []
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path):
+    fake = tmp_path / "irgrid"
+    (fake / "engine").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "engine" / "__init__.py").write_text("from .a import x\n")
+    (fake / "engine" / "a.py").write_text("x = 1\n\n\ndef f():\n    from ..b import y\n    return y\n")
+    (fake / "b.py").write_text("from irgrid.engine import a\ny = 2\n")
+    assert _cycles(_module_graph(fake)) == [["irgrid.b", "irgrid.engine.a"]]

@@ -31,19 +31,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .features.prepare import compile_query_set
+from .feedback import retrieve_with_feedback
 from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from .models.base import replaced
 from .models.formulas import DIRICHLET_KERNEL, dirichlet_posting_parts, shifted_logs
 from .numba_start import import_arraymath_without_blas_probe
 from .ranking import candidate_slots, score_and_rank, top_k
-from .runs import RUN_COLUMNS, RUN_SCHEMA
+from .runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
 
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
 #: (candidates x points, float64) stays in a core's cache for a query's typical candidates
 BLOCK_POINTS = 4
 log = logging.getLogger(__name__)
-#: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
-CANDIDATES_COLUMN = "candidates"
 
 
 def _fixed_width_rows(strings: pa.StringArray) -> np.ndarray | None:
@@ -233,6 +232,18 @@ class PreparedQuerySet(Sequence):
         if found is None:
             found = self._query_caches[q] = QueryCache(self._cache_bytes)
         return found
+
+    def warn_if_empty(self) -> None:
+        """Queries left with no term of the collection after analysis (all stop words, unknown words,
+        empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
+        empty = [qid for q, qid in enumerate(self.qids)
+                 if self.query_term_offsets[q + 1] == self.query_term_offsets[q]]
+        if empty:
+            examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
+            effect = ("rank their candidates in one tie" if self.allowed is not None
+                      else "retrieve nothing, score 0 in every measure and count in its mean")
+            log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
+                        len(empty), len(self), effect, examples)
 
     def __len__(self) -> int:
         return len(self.qids)
@@ -707,10 +718,7 @@ def retrieve_grid(
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     if getattr(model, "base", None) is not None:  # a family with a feedback stage (irgrid.feedback)
-        # deferred: irgrid.feedback runs its second stage through this module's Scorer; the cycle is broken here
-        from .feedback import retrieve_with_feedback
-
-        return retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=as_arrow, threads=threads)
+        return retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=as_arrow)
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         # deferred: sentence parses, for the parse-tree families only (tests/test_layers.py: KNOWN_UPWARD)
@@ -718,20 +726,9 @@ def retrieve_grid(
 
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
-    _warn_of_empty_queries(queries)
+    queries.warn_if_empty()
     if as_arrow:
         return scorer.run_tables(model, queries, checked, depth)
     return [scorer.run(model, queries, point, depth) for point in checked]
 
 
-def _warn_of_empty_queries(queries: PreparedQuerySet) -> None:
-    """Queries left with no term of the collection after analysis (all stop words, unknown words,
-    empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
-    empty = [qid for q, qid in enumerate(queries.qids)
-             if queries.query_term_offsets[q + 1] == queries.query_term_offsets[q]]
-    if empty:
-        examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
-        effect = ("rank their candidates in one tie" if queries.allowed is not None
-                  else "retrieve nothing, score 0 in every measure and count in its mean")
-        log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
-                    len(empty), len(queries), effect, examples)

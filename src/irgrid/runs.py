@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 from .errors import InputFormatError
 from .io import atomic_path, write_parquet
 
+#: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
+CANDIDATES_COLUMN = "candidates"
 RUN_SCHEMA = pa.schema(
     [
         pa.field("qid", pa.string()),

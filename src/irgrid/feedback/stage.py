@@ -33,134 +33,10 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..models import get_model
-from ..models.base import Parameter, RetrievalModel
+from ..models.base import RetrievalModel
+from ..runs import CANDIDATES_COLUMN
 from .axiom import anserini_axiom_query, pool, pool_words
 from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
-
-#: feedback methods: the suffix of a family name -> what docs/models.md calls it
-FEEDBACK_METHODS = {
-    "rm3": "RM3 (Lavrenko & Croft's relevance model interpolated with the query)",
-    "rm3_anserini": "RM3 exactly as Anserini's Rm3Reranker",
-    "ax_anserini": "axiomatic semantic term matching (Ax) exactly as Anserini's AxiomReranker",
-}
-
-_RM3_PARAMETERS = (
-    Parameter("fb_docs", 10, 1, 1000, "feedback documents: the first stage's top fb_docs (an integer)"),
-    Parameter("fb_terms", 10, 1, 1000, "feedback terms kept in the relevance model (an integer)"),
-    Parameter("original_query_weight", 0.5, 0.0, 1.0, "weight of the original query model against the "
-              "relevance model (RM3's lambda)"),
-)
-#: each method's parameters, added to its family's (Anserini's defaults)
-FEEDBACK_PARAMETERS = {
-    "rm3": (*_RM3_PARAMETERS, Parameter(
-        "fb_max_df", 1.0, 0.0, 1.0, "a word found in more than this share of the documents is no feedback word "
-        "(Anserini's RM3 fixes 0.1: it keeps stop words out where the analyzer keeps them; 1: every word)")),
-    "rm3_anserini": _RM3_PARAMETERS,
-    "ax_anserini": (
-        Parameter("fb_docs", 20, 1, 1000, "the first stage's top documents in the pool (Anserini's R, an integer)"),
-        Parameter("fb_terms", 20, 1, 1000, "words of the expanded query (Anserini's M, an integer)"),
-        Parameter("ax_n", 30, 1, 1000, "the pool holds fb_docs x ax_n documents, the rest drawn at random "
-                  "(Anserini's N, an integer)"),
-        Parameter("ax_beta", 0.4, 0.0, 100.0, "weight of a related word's mutual information (Anserini's beta)"),
-        Parameter("ax_seed", 42, 0, 2**31 - 1, "seed of the random draw of the pool (java.util.Random, an integer)"),
-    ),
-}
-_INTEGER_PARAMETERS = ("fb_docs", "fb_terms", "ax_n", "ax_seed")
-
-
-def is_feedback_family(family: str) -> bool:
-    """Whether ``family`` names a family with a feedback stage (it then reads the forward index)."""
-    return "+" in family
-
-
-class FeedbackModel(RetrievalModel):
-    """A family with a feedback stage: declares the parameters, scores nothing itself.
-
-    Made per family name by :func:`feedback_model`; :func:`retrieve_with_feedback` runs it.
-    """
-
-    base: type[RetrievalModel]
-    #: the family that scores the expanded query (:func:`expansion_family`): ``base`` for a bag-of-words family
-    expansion: type[RetrievalModel]
-    method: str = ""
-
-    @classmethod
-    def base_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        return {name: point[name] for name in cls.base.parameter_names()}
-
-    @classmethod
-    def feedback_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        return {parameter.name: point[parameter.name] for parameter in FEEDBACK_PARAMETERS[cls.method]}
-
-    @classmethod
-    def check_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        checked = super().check_point(point)
-        for name in _INTEGER_PARAMETERS:
-            if name in checked and checked[name] != int(checked[name]):
-                raise ConfigError(f"model {cls.name!r}: parameter {name}={checked[name]:g} is not a whole number")
-        cls.base.check_point(cls.base_point(checked))  # the family's own checks (SDM's drop_unseen, ...)
-        return checked
-
-    @classmethod
-    def expansion_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        """The point of the expansion family: the family's parameters it shares (SDM's mu for QL)."""
-        return {name: point[name] for name in cls.expansion.parameter_names()}
-
-
-def _scores_a_bag_of_words(model: type[RetrievalModel]) -> bool:
-    return not (model.uses_features or model.scores_candidates or issubclass(model, FeedbackModel))
-
-
-def expansion_family(base: type[RetrievalModel]) -> type[RetrievalModel] | None:
-    """The family that scores a bag of weighted words for ``base``: ``base`` itself where it scores
-    one, else the nearest registered bag-of-words family ``base`` is defined on (its method resolution
-    order), whose parameters ``base`` has (SDM, FDM and the phrase models: ql_dirichlet; BG, CULM,
-    ADM: kl_ml); None where there is none (the sentence MRF)."""
-    for cls in base.__mro__:
-        if (isinstance(cls, type) and issubclass(cls, RetrievalModel) and _scores_a_bag_of_words(cls)
-                and getattr(cls, "name", "") and _is_registered(cls)
-                and set(cls.parameter_names()) <= set(base.parameter_names())):
-            return cls
-    return None
-
-
-def _is_registered(cls: type[RetrievalModel]) -> bool:
-    try:
-        return type(get_model(cls.name)) is cls
-    except ConfigError:
-        return False
-
-
-_MADE: dict[str, type[FeedbackModel]] = {}
-
-
-def feedback_model(family: str) -> FeedbackModel:
-    """An instance of the feedback family ``<family>+<method>``."""
-    made = _MADE.get(family)
-    if made is None:
-        base_name, _, method = family.rpartition("+")
-        if method not in FEEDBACK_METHODS:
-            raise ConfigError(f"unknown feedback method {method!r} in model family {family!r}; "
-                              f"known methods: {', '.join(sorted(FEEDBACK_METHODS))}")
-        base = type(get_model(base_name))
-        if issubclass(base, FeedbackModel):
-            raise ConfigError(f"model family {family!r}: {base_name!r} has a feedback stage already")
-        expansion = expansion_family(base)
-        if expansion is None:
-            raise ConfigError(f"model family {family!r}: the expanded query is a bag of words, and {base_name!r} "
-                              "is built on no bag-of-words family to score it with")
-        clashing = set(base.parameter_names()) & {p.name for p in FEEDBACK_PARAMETERS[method]}
-        if clashing:
-            raise ConfigError(f"model family {family!r}: {base_name!r} has parameters {sorted(clashing)} of its own")
-        made = _MADE[family] = type(f"{base.__name__}Feedback", (FeedbackModel,), {
-            "name": family,
-            "description": f"{base.description}, with feedback: {FEEDBACK_METHODS[method]}",
-            "parameters": (*base.parameters, *FEEDBACK_PARAMETERS[method]),
-            "base": base,
-            "expansion": expansion,
-            "method": method,
-        })
-    return made()
 
 
 def first_stage(scorer, model: RetrievalModel, queries, point: Mapping[str, float], depth: int):
@@ -258,19 +134,18 @@ def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[
     return out
 
 
-def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Sequence[Mapping[str, float]],
-                           depth: int = 1000, as_arrow: bool = False, threads: int = 1):
-    """Runs of the feedback family ``family`` at each of ``points`` (checked), as :func:`irgrid.retrieve.retrieve_grid`."""
-    # deferred: irgrid.retrieve imports this module to score feedback cells; the cycle is broken here
-    from ..retrieve import CANDIDATES_COLUMN, Scorer, _warn_of_empty_queries
-
-    model = feedback_model(family)
+def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Sequence[Mapping[str, float]],
+                           depth: int = 1000, as_arrow: bool = False):
+    """Runs of the feedback family ``family`` at each of ``points`` (checked), as
+    :func:`irgrid.retrieve.retrieve_grid` gives them, scored by ``scorer`` (an :class:`irgrid.retrieve.Scorer`
+    of the index)."""
+    model = get_model(family)
     if CANDIDATES_COLUMN in topics.columns:
         raise ConfigError(f"model family {family!r}: feedback retrieves from the collection; these topics re-rank "
                           "their own candidates")
+    index = scorer.index
     base, expansion = model.base(), model.expansion()
     points = [model.check_point(point) for point in points]
-    scorer = Scorer(index, threads=threads)
     query_tokens = {str(qid): index.analyzer(text) for qid, text in zip(topics["qid"], topics["text"])}
 
     # 1. the first stage, once per distinct family point, as deep as its deepest feedback point
@@ -281,7 +156,7 @@ def retrieve_with_feedback(index, topics: pd.DataFrame, family: str, points: Seq
         base_points[key] = model.base_point(point)
         deepest[key] = max(deepest.get(key, 0), int(point["fb_docs"]))
     first_queries = scorer.prepare(topics, base, list(base_points.values()))
-    _warn_of_empty_queries(first_queries)
+    first_queries.warn_if_empty()
     rankings: dict[tuple, dict[str, tuple]] = {}
     for key, base_point in base_points.items():
         docids, scores, offsets = first_stage(scorer, base, first_queries, base_point, deepest[key])

@@ -140,7 +140,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
     judged document when ``judged`` is given (what the evaluation reads)."""
     # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
     from ..models import get_model
-    from ..retrieve import Scorer, _warn_of_empty_queries
+    from ..retrieve import Scorer
 
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
@@ -148,7 +148,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
         # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
         from ..feedback import retrieve_with_feedback
 
-        yield from retrieve_with_feedback(index, topics, family, checked, depth, as_arrow=True, threads=threads)
+        yield from retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=True)
         return
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
@@ -157,7 +157,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
 
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
-    _warn_of_empty_queries(queries)
+    queries.warn_if_empty()
     qids = pa.array(list(queries.qids), pa.string())
     keys = judged.keys(list(queries.qids)) if judged is not None else None
     for docids, scores, offsets in scorer.top_points(model, queries, checked, depth):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel
 from .dependence import AxiomaticDependence, BigramLM, ConceptUnigramLM, FeatureModel, FullDependence, SequentialDependence
+from .feedback import FeedbackModel, feedback_model
 from .lm import (
     QLGJM1,
     QLGJM2,
@@ -34,13 +35,11 @@ MODEL_FAMILIES: dict[str, type[RetrievalModel]] = {
 def get_model(family: str) -> RetrievalModel:
     """An instance of the model family named ``family``.
 
-    ``<family>+<method>`` is ``<family>`` with a feedback stage (:mod:`irgrid.feedback`).
+    ``<family>+<method>`` is ``<family>`` with a feedback stage (:mod:`irgrid.models.feedback`;
+    :mod:`irgrid.feedback` runs it).
     """
     if "+" in family:
-        # deferred: a feedback family is made by irgrid.feedback, which imports this package; the cycle is broken here
-        from ..feedback import feedback_model
-
-        return feedback_model(family)
+        return feedback_model(family, MODEL_FAMILIES)()
     try:
         return MODEL_FAMILIES[family]()
     except KeyError:
@@ -58,6 +57,7 @@ __all__ = [
     "ConceptUnigramLM",
     "EvolvedScheme",
     "FeatureModel",
+    "FeedbackModel",
     "FullDependence",
     "CollectionStatistics",
     "InL2",
