@@ -17,8 +17,9 @@ x fb_terms {10, 20} x original_query_weight {0.3, 0.5, 0.7}: the baselines exper
 grid, 18 points. Timed as fresh processes, wall and CPU seconds (children's rusage), each the
 median of ``--repeats``:
 
-* irgrid, one point, and the grid in one ``irgrid retrieve`` job (``bm25_lucene+rm3_anserini``),
-  as a workflow chunk runs it;
+* irgrid, one point, and the grid in one ``irgrid retrieve`` job (``--family``: by default
+  ``bm25_lucene+rm3_anserini``, Lucene's BM25 to its float arithmetic, scored through the numpy
+  path; ``bm25+rm3_anserini``, the textbook BM25, has the fused kernel), as a workflow chunk runs it;
 * Pyserini, one point (``LuceneSearcher`` + ``set_bm25`` + ``set_rm3`` + ``batch_search``, a JVM
   each); the grid as a researcher reruns it, a process per point; and the grid in one process
   (one JVM and searcher, ``set_rm3`` before each point's ``batch_search``).
@@ -155,6 +156,7 @@ def main() -> None:
     parser.add_argument("--synthetic-docs", type=int, default=None)
     parser.add_argument("--pyserini-python", required=True)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--family", default="bm25_lucene+rm3_anserini", help="irgrid's family (BM25 with RM3)")
     parser.add_argument("--data", type=Path, default=HERE / ".data")
     parser.add_argument("--out", default=None, help="write OUT.txt and OUT.json")
     args = parser.parse_args()
@@ -180,7 +182,7 @@ def main() -> None:
         outs = [runs / f"irgrid-{tag}-{i}.parquet" for i in range(len(points))]
         encoded = [encode_point({**BM25, **p}, order) for p in points]
         command = [sys.executable, "-m", "irgrid", "retrieve", "--index", str(index), "--topics", str(topics),
-                   "--family", "bm25_lucene+rm3_anserini", "--params", *encoded, "--out", *map(str, outs)]
+                   "--family", args.family, "--params", *encoded, "--out", *map(str, outs)]
         wall, cpu = timed(command, env)
         return wall, cpu, outs
 
@@ -192,7 +194,8 @@ def main() -> None:
         return wall, cpu, outs
 
     record: dict = {"collection": name, "documents": json.loads((index / "stats.json").read_text())["num_docs"],
-                    "queries": len(table), "points": len(POINTS), "bm25": BM25, "loadavg_1min_start": os.getloadavg()[0]}
+                    "queries": len(table), "points": len(POINTS), "bm25": BM25, "irgrid_family": args.family,
+                    "loadavg_1min_start": os.getloadavg()[0]}
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("irgrid_one", "irgrid_grid", "pyserini_one",
                                                                      "pyserini_grid", "pyserini_grid_one_process")}
     irgrid_default = pyserini_default = None
@@ -218,7 +221,8 @@ def main() -> None:
     def line(label: str, key: str) -> str:
         return f"  {label:<40} {record[key + '_wall_s']:8.2f} s wall {record[key + '_cpu_s']:8.2f} s CPU"
 
-    lines = [f"RM3 grid, {name}, {len(table)} queries: BM25 k1 {BM25['k1']} b {BM25['b']} with Anserini's RM3 at "
+    lines = [f"RM3 grid, {name}, {len(table)} queries (irgrid family {args.family}): BM25 k1 {BM25['k1']} "
+             f"b {BM25['b']} with Anserini's RM3 at "
              f"fb_docs {{5, 10, 20}} x fb_terms {{10, 20}} x original_query_weight {{0.3, 0.5, 0.7}} "
              f"({len(POINTS)} points), median of {args.repeats}",
              line("irgrid, one point (a job)", "irgrid_one"),

@@ -335,3 +335,21 @@ def test_ax_runs_on_a_collection_smaller_than_its_pool():
     assert set(run["docno"]) <= set(DOCS) and len(run) > 0
     with pytest.raises(ConfigError, match="ax_seed=1.5 is not a whole number"):
         model.check_point({"ax_seed": 1.5})
+
+
+@pytest.mark.parametrize("as_arrow", [True, False])
+def test_the_second_stage_gives_the_same_runs_a_block_of_queries_at_a_time(monkeypatch, as_arrow):
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    queries = topics("apple banana", "durian", "fig grape", "kiwi apple", "elder")
+    grid = [{"k1": 1.2, "b": 0.75, "fb_docs": fb_docs, "fb_terms": 3, "original_query_weight": 0.5}
+            for fb_docs in (1, 3)]
+    whole = retrieve_grid(index, queries, "bm25+rm3_anserini", grid, depth=10, as_arrow=as_arrow)
+    words = {"1": ["apple", "banana"], "2": ["durian"], "3": ["fig", "grape"]}
+    # a budget of 4 postings: apple (4) + banana (3) is over it alone, durian (1) + fig (1) + grape (2) is 4
+    assert stage.query_blocks(index, words, 4) == [["1"], ["2", "3"]]
+    assert stage.query_blocks(index, {}, 4) == [[]]
+    monkeypatch.setattr(stage, "FEEDBACK_BLOCK_POSTINGS", 3)  # every query a block of its own
+    blocked = retrieve_grid(index, queries, "bm25+rm3_anserini", grid, depth=10, as_arrow=as_arrow)
+    for one, other in zip(whole, blocked):
+        assert len(one) > 5
+        assert one.equals(other)

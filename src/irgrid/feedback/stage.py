@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import ConfigError
 from ..models import get_model
@@ -37,6 +38,10 @@ from ..models.base import RetrievalModel
 from ..runs import CANDIDATES_COLUMN
 from .axiom import anserini_axiom_query, pool, pool_words
 from .rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
+
+#: postings (summed over a block's queries, a word counted for each query it is in) that the second
+#: stage holds at once: it scores the expanded queries a block of queries at a time under this
+FEEDBACK_BLOCK_POSTINGS = 20_000_000
 
 
 def first_stage(scorer, model: RetrievalModel, queries, point: Mapping[str, float], depth: int):
@@ -175,19 +180,41 @@ def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Se
                                                              if tuple(sorted(model.base_point(p).items())) == key])
     terms_of = document_terms(index, feedback_docids)
 
-    # 3. each point's expanded queries; 4. their terms' postings read once, then each point scored
+    # 3. each point's expanded queries; 4. their terms' postings read once a block of queries, then
+    # each point scores the block: the postings in memory are a block's, however many queries
     vectors_cache: dict = {}
     expanded = [expanded_queries(model.method, index, query_tokens,
                                  rankings[tuple(sorted(model.base_point(point).items()))], terms_of,
                                  model.feedback_point(point), vectors_cache) for point in points]
-    words = sorted({word for queries in expanded for weights in queries.values() for word in weights})
-    postings = index.postings(words)
+    words_of = {qid: sorted({word for queries in expanded for word in queries[qid]}) for qid in query_tokens}
+    tables: list[list[pa.Table]] = [[] for _ in points]
+    for block in query_blocks(index, words_of, FEEDBACK_BLOCK_POSTINGS):
+        postings = index.postings(sorted({word for qid in block for word in words_of[qid]}))
+        for point, queries, parts in zip(points, expanded, tables):
+            prepared = scorer.prepare_weighted({qid: queries[qid] for qid in block}, postings)
+            parts.append(scorer.run_table(expansion, prepared, model.expansion_point(point), depth))
+        del postings
     runs = []
-    for point, queries in zip(points, expanded):
-        prepared = scorer.prepare_weighted(queries, postings)
-        expansion_point = model.expansion_point(point)
-        if as_arrow:
-            runs.append(scorer.run_table(expansion, prepared, expansion_point, depth))
-        else:
-            runs.append(scorer.run(expansion, prepared, expansion_point, depth))
+    for parts in tables:
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts).combine_chunks()
+        # as Scorer.run gives a run: the column types of the per-query path (object strings)
+        runs.append(table if as_arrow else table.to_pandas().astype({"qid": object, "docno": object}))
     return runs
+
+
+def query_blocks(index, words_of: Mapping[str, Sequence[str]], budget: int) -> list[list[str]]:
+    """The queries (``words_of``: qid -> the words of its expanded queries, in query order) cut into
+    consecutive blocks whose queries' postings add up to at most ``budget`` (a query larger than that
+    is a block of its own); one empty block where there are no queries."""
+    df = {word: stats[0] for word, stats in
+          index.term_stats(sorted({word for words in words_of.values() for word in words})).items()}
+    blocks: list[list[str]] = [[]]
+    size = 0
+    for qid, words in words_of.items():
+        cost = sum(df.get(word, 0) for word in words)
+        if blocks[-1] and size + cost > budget:
+            blocks.append([])
+            size = 0
+        blocks[-1].append(qid)
+        size += cost
+    return blocks
