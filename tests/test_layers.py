@@ -58,17 +58,22 @@ def _layer(module: str) -> int | None:
     return None
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement imports from, made absolute from ``package``
+    (the importing module's package)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path):
     """(imported irgrid module, line) of every import in the file, top level or in a function."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             names = [f"{target}.{alias.name}" for alias in node.names]
             for name in [target, *names]:
                 if name.startswith("irgrid.") and _layer(name) is not None:
@@ -189,11 +194,7 @@ def _module_graph(package: Path) -> dict[str, set[str]]:
         edges = graph.setdefault(module, set())
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = own_package.split(".")[: len(own_package.split(".")) - (node.level - 1)]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(node, own_package)
                 for alias in node.names:
                     name = f"{target}.{alias.name}"
                     edges.add(name if name in files else target)
