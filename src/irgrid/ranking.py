@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .models.parts.base import posting_part
+
 
 @njit(cache=True, nogil=True)
 def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
@@ -286,7 +288,7 @@ POSTINGS_CHUNK = 512
 # check and the loop over a chunk's postings becomes SIMD divisions (the same IEEE quotients: a
 # divisor is never zero for a model's parameters and a non-empty collection)
 @njit(cache=True, nogil=True, error_model="numpy")
-def score_and_rank(posting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
+def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
                    docno_rank, depth, first_query, last_query, posting_parts, document_values):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
@@ -298,9 +300,9 @@ def score_and_rank(posting, tabulated, params, term_constants, term_weights, que
     ``weight * part`` of the chunk is added to the point's row of the query's block (P rows of
     its candidates' scores, in cache for a few points: the caller cuts a grid into blocks).
 
-    ``posting`` is the weighting's per-posting part (:class:`irgrid.models.parts.base.Weighting`): a
-    numba dispatcher passed as an argument is a type of its own, so the kernel is compiled (and
-    cached) once per weighting with its part inlined.
+    ``weighting`` is the ``kernel_key`` of a registered :class:`irgrid.models.parts.base.Weighting`,
+    taken as a numba literal: the kernel is compiled (and cached) once per weighting, its
+    per-posting part (:func:`~irgrid.models.parts.base.posting_part`) inlined.
 
     A chunk's document lengths (for a part that reads them) are gathered once for the block's points, from the int32
     ``doc_lengths`` (every document's, in docid order) through the postings' ``docids``; a length
@@ -355,7 +357,7 @@ def score_and_rank(posting, tabulated, params, term_constants, term_weights, que
                     else:
                         point = params[j]
                         for t in range(m):
-                            row[t] = weight * posting(np.float64(tfs[start + t]), lengths[t], constant, point)
+                            row[t] = weight * posting_part(weighting, np.float64(tfs[start + t]), lengths[t], constant, point)
                 for j in range(num_points):
                     row = block[j * n:(j + 1) * n]
                     chunk = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]

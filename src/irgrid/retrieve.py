@@ -226,9 +226,9 @@ class PreparedQuerySet(Sequence):
             if parts is None or (len(parts), len(values)) != sizes:  # another weighting's: not reused
                 parts, values = np.empty(sizes[0], np.float64), np.empty(sizes[1], np.float64)
             if not weighting.reads_length:
-                tabulated_posting_parts(weighting.posting, params, self.tfs, term_constants, self.term_offsets, parts)
+                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants, self.term_offsets, parts)
             if weighting.document is not None:
-                document_values(weighting.document, self.candidate_lengths, params, values)
+                document_values(weighting.kernel_key, self.candidate_lengths, params, values)
             found = self._block_parts[key] = (parts, values)
         return found
 
@@ -575,7 +575,7 @@ class Scorer:
         tabulated = not weighting.reads_length
 
         def rank_queries(lo: int, hi: int):
-            return score_and_rank(weighting.posting, tabulated, params, term_constants, term_weights, query_constants,
+            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights, query_constants,
                                   query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
                                   queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
                                   queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,

@@ -283,7 +283,7 @@ class WeightedModel(RetrievalModel):
         tfs, shape = as_float_array(term.tfs)
         lengths, _ = as_float_array(doc_lengths)
         constant = float(parts.term_constants(self, [term], stats, point)[0])
-        return posting_parts_array(parts.posting, tfs, lengths, constant,
+        return posting_parts_array(parts.kernel_key, tfs, lengths, constant,
                                    parts.point_params(self, stats, point)).reshape(shape)
 
     def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
@@ -292,7 +292,7 @@ class WeightedModel(RetrievalModel):
             return None
         constant, query_length = parts.query_constants(self, terms, stats, point)
         lengths, shape = as_float_array(doc_lengths)
-        return document_parts_array(parts.document, lengths, parts.point_params(self, stats, point),
+        return document_parts_array(parts.kernel_key, lengths, parts.point_params(self, stats, point),
                                     float(constant), float(query_length)).reshape(shape)
 
     def kernel_inputs(self, terms, query_term_offsets, stats, point):

@@ -14,15 +14,30 @@ in numpy and once in numba.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import marshal
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload, typeof_impl
 
 #: a term gets a table of its parts when it has at least this many postings per table entry
 TABLE_POSTINGS_PER_ENTRY = 4
+
+
+class KernelKey(str):
+    """A weighting's name in numba code: typed as a string literal, so each weighting gets its own compilation."""
+
+
+@typeof_impl.register(KernelKey)
+def _typeof_kernel_key(value, context):
+    # a literal type from the first call on: a plain str would be unicode_type, and numba's
+    # ``literally`` re-dispatches every call from Python through an exception (milliseconds a call)
+    return types.literal(str(value))
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,19 @@ class Weighting:
     document: Callable | None = None
     query_constants: Callable[..., tuple[float, float]] | None = None
 
+    @functools.cached_property
+    def kernel_key(self) -> KernelKey:
+        """What the numba loops take to name this weighting: its name and a digest of its parts' code.
+
+        A :class:`KernelKey`, which numba types as a string literal (:func:`posting_part`): the
+        loops are compiled and cached once per weighting, its parts inlined. A dispatcher passed as an argument would be typed by
+        the object, whose cache entry no other process finds; the digest makes a changed part a new key,
+        so a cached kernel is never one compiled with an older part.
+        """
+        functions = [self.posting] + ([self.document] if self.document is not None else [])
+        digest = hashlib.sha256(b"".join(marshal.dumps(f.py_func.__code__) for f in functions)).hexdigest()[:16]
+        return KernelKey(f"{self.name}@{digest}")
+
     @property
     def shares_block_inputs(self) -> bool:
         """True when a kernel block's points must share params and term constants (parts computed once a block)."""
@@ -72,27 +100,69 @@ class Weighting:
         return params, term_constants, constants, lengths
 
 
+def registered(key: str) -> Weighting:
+    """The weighting of the registry (:data:`irgrid.models.parts.WEIGHTINGS`) whose ``kernel_key`` is ``key``."""
+    from . import WEIGHTINGS  # deferred: the registry imports the declarations, which import this module
+
+    for weighting in WEIGHTINGS.values():
+        if weighting.kernel_key == key:
+            return weighting
+    raise KeyError(f"no registered weighting has the kernel key {key!r}")
+
+
+def posting_part(weighting, tf, doc_length, term_constant, params):
+    """In numba code: the per-posting part of the weighting whose ``kernel_key`` is ``weighting`` (a literal)."""
+    raise NotImplementedError("posting_part is called from numba code only")
+
+
+def document_part(weighting, doc_length, params):
+    """In numba code: the per-document part of the weighting whose ``kernel_key`` is ``weighting`` (a literal)."""
+    raise NotImplementedError("document_part is called from numba code only")
+
+
+@overload(posting_part, inline="always")
+def _posting_part(weighting, tf, doc_length, term_constant, params):
+    if not isinstance(weighting, types.StringLiteral):
+        return None
+    posting = registered(weighting.literal_value).posting
+
+    def implementation(weighting, tf, doc_length, term_constant, params):
+        return posting(tf, doc_length, term_constant, params)
+    return implementation
+
+
+@overload(document_part, inline="always")
+def _document_part(weighting, doc_length, params):
+    if not isinstance(weighting, types.StringLiteral):
+        return None
+    document = registered(weighting.literal_value).document
+
+    def implementation(weighting, doc_length, params):
+        return document(doc_length, params)
+    return implementation
+
+
 @njit(cache=True, nogil=True)
-def posting_parts_array(posting, tfs, doc_lengths, term_constant, params):
-    """``posting`` of each (tf, length) pair: the numpy path's term scores."""
+def posting_parts_array(weighting, tfs, doc_lengths, term_constant, params):
+    """The posting part of each (tf, length) pair: the numpy path's term scores."""
     out = np.empty(len(tfs), np.float64)
     for i in range(len(tfs)):
-        out[i] = posting(np.float64(tfs[i]), np.float64(doc_lengths[i]), term_constant, params)
+        out[i] = posting_part(weighting, np.float64(tfs[i]), np.float64(doc_lengths[i]), term_constant, params)
     return out
 
 
 @njit(cache=True, nogil=True)
-def document_parts_array(document, doc_lengths, params, query_constant, query_length):
-    """``query_constant - query_length * document(|D|)`` of each length: the numpy path's document scores."""
+def document_parts_array(weighting, doc_lengths, params, query_constant, query_length):
+    """``query_constant - query_length * document part`` of each length: the numpy path's document scores."""
     out = np.empty(len(doc_lengths), np.float64)
     for i in range(len(doc_lengths)):
-        out[i] = query_constant - query_length * document(np.float64(doc_lengths[i]), params)
+        out[i] = query_constant - query_length * document_part(weighting, np.float64(doc_lengths[i]), params)
     return out
 
 
 @njit(cache=True, nogil=True)
-def tabulated_posting_parts(posting, params, tfs, term_constants, term_offsets, out):
-    """``posting`` of every posting (term ``i``'s at ``term_offsets[i]:term_offsets[i+1]``), for a
+def tabulated_posting_parts(weighting, params, tfs, term_constants, term_offsets, out):
+    """The posting part of every posting (term ``i``'s at ``term_offsets[i]:term_offsets[i+1]``), for a
     weighting whose part reads no document length: the same for every point of one block.
 
     A term's tfs are small integers repeated over its postings (a character of a Chinese
@@ -117,20 +187,20 @@ def tabulated_posting_parts(posting, params, tfs, term_constants, term_offsets, 
             if len(table) <= largest:
                 table = np.empty(largest + 1, np.float64)
             for tf in range(largest + 1):
-                table[tf] = posting(np.float64(tf), math.nan, constant, params)
+                table[tf] = posting_part(weighting, np.float64(tf), math.nan, constant, params)
             for p in range(lo, hi):
                 out[p] = table[tfs[p]]
         else:
             for p in range(lo, hi):
-                out[p] = posting(np.float64(tfs[p]), math.nan, constant, params)
+                out[p] = posting_part(weighting, np.float64(tfs[p]), math.nan, constant, params)
     return out
 
 
 @njit(cache=True, nogil=True)
-def document_values(document, doc_lengths, params, out):
-    """``document(|D|, params)`` of each length into ``out`` (returned): once a block, for the kernel."""
+def document_values(weighting, doc_lengths, params, out):
+    """The document part of each length into ``out`` (returned): once a block, for the kernel."""
     for i in range(len(doc_lengths)):
-        out[i] = document(np.float64(doc_lengths[i]), params)
+        out[i] = document_part(weighting, np.float64(doc_lengths[i]), params)
     return out
 
 
