@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,3 +98,23 @@ def test_a_new_weighting_is_the_same_to_the_bit_on_every_path(model):
     assert fused[1].view(np.int64).tolist() == numpy_path[1].view(np.int64).tolist()
     assert fused[2].tolist() == numpy_path[2].tolist()
     assert fused[1].view(np.int64).tolist() == per_query["score"].to_numpy(np.float64).view(np.int64).tolist()
+
+
+def scoring_path(model) -> str:
+    """The path Scorer takes for a family (Scorer.top): what docs/models.md's table must say."""
+    if model.weighting is not None:
+        return f"fused kernel, weighting `{model.weighting.name}`"
+    return "per query, from feature counts" if model.scores_candidates else "numpy `term_scores` / `document_scores`"
+
+
+def test_the_scoring_paths_table_of_the_docs_names_every_family_once_on_its_path():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
+    section = text.split("## Scoring paths", 1)[1].split("\n## ", 1)[0]
+    documented = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and "`" in cells[1]:
+            for family in re.findall(r"`([^`]+)`", cells[1]):
+                assert family not in documented, family
+                documented[family] = cells[0]
+    assert documented == {name: scoring_path(model) for name, model in MODEL_FAMILIES.items()}
