@@ -74,7 +74,9 @@ class Weighting:
         """
         functions = [self.posting] + ([self.document] if self.document is not None else [])
         digest = hashlib.sha256(b"".join(marshal.dumps(f.py_func.__code__) for f in functions)).hexdigest()[:16]
-        return KernelKey(f"{self.name}@{digest}")
+        key = KernelKey(f"{self.name}@{digest}")
+        _DECLARED[key] = self
+        return key
 
     @property
     def shares_block_inputs(self) -> bool:
@@ -100,14 +102,13 @@ class Weighting:
         return params, term_constants, constants, lengths
 
 
-def registered(key: str) -> Weighting:
-    """The weighting of the registry (:data:`irgrid.models.parts.WEIGHTINGS`) whose ``kernel_key`` is ``key``."""
-    from . import WEIGHTINGS  # deferred: the registry imports the declarations, which import this module
+#: kernel key -> its weighting, for each weighting whose ``kernel_key`` was made in this process
+_DECLARED: dict[str, Weighting] = {}
 
-    for weighting in WEIGHTINGS.values():
-        if weighting.kernel_key == key:
-            return weighting
-    raise KeyError(f"no registered weighting has the kernel key {key!r}")
+
+def declared(key: str) -> Weighting:
+    """The weighting whose ``kernel_key`` is ``key`` (numba compiles a loop for a key after the key was made)."""
+    return _DECLARED[key]
 
 
 def posting_part(weighting, tf, doc_length, term_constant, params):
@@ -124,7 +125,7 @@ def document_part(weighting, doc_length, params):
 def _posting_part(weighting, tf, doc_length, term_constant, params):
     if not isinstance(weighting, types.StringLiteral):
         return None
-    posting = registered(weighting.literal_value).posting
+    posting = declared(weighting.literal_value).posting
 
     def implementation(weighting, tf, doc_length, term_constant, params):
         return posting(tf, doc_length, term_constant, params)
@@ -135,7 +136,7 @@ def _posting_part(weighting, tf, doc_length, term_constant, params):
 def _document_part(weighting, doc_length, params):
     if not isinstance(weighting, types.StringLiteral):
         return None
-    document = registered(weighting.literal_value).document
+    document = declared(weighting.literal_value).document
 
     def implementation(weighting, doc_length, params):
         return document(doc_length, params)
