@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 import re
 from pathlib import Path
 
@@ -118,3 +119,16 @@ def test_the_scoring_paths_table_of_the_docs_names_every_family_once_on_its_path
                 assert family not in documented, family
                 documented[family] = cells[0]
     assert documented == {name: scoring_path(model) for name, model in MODEL_FAMILIES.items()}
+
+
+def test_an_unpickled_weighting_makes_its_kernel_key_anew_for_the_loops(monkeypatch):
+    # a worker process knows a key only from a weighting that made it there: the pickle must not carry it
+    from irgrid.models.parts import base
+
+    key = WEIGHTINGS["dirichlet"].kernel_key
+    data = pickle.dumps(WEIGHTINGS["dirichlet"])
+    monkeypatch.setattr(base, "_DECLARED", {})
+    unpickled = pickle.loads(data)
+    assert "kernel_key" not in vars(unpickled)
+    assert unpickled.kernel_key == key
+    assert base.declared(key) is unpickled

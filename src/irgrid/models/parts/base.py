@@ -78,6 +78,10 @@ class Weighting:
         _DECLARED[key] = self
         return key
 
+    def __getstate__(self):
+        # without the key: unpickled in another process, it is made (and recorded for the loops) there
+        return {name: value for name, value in self.__dict__.items() if name != "kernel_key"}
+
     @property
     def shares_block_inputs(self) -> bool:
         """True when a kernel block's points must share params and term constants (parts computed once a block)."""
