@@ -402,10 +402,11 @@ def test_real_index_scores_equal_direct_log_likelihood(real_index, family):
                       min_size=1, max_size=12),
        seed=st.integers(0, 2**32 - 1))
 def test_each_postings_dirichlet_part_is_log1p_of_tf_over_mu_p_whatever_the_term_table(terms, seed):
-    # dirichlet_posting_parts gives a term with many postings for its largest tf a table of its parts
+    # tabulated_posting_parts gives a term with many postings for its largest tf a table of its parts
     # (one log1p per tf value) and the others a log1p a posting; either way every posting's part must
     # be log1p(tf / (mu p(t|C))) as math computes it, written over whatever the reused array held
-    from irgrid.models.formulas import dirichlet_posting_parts
+    from irgrid.models.parts import WEIGHTINGS
+    from irgrid.models.parts.base import tabulated_posting_parts
 
     rng = np.random.default_rng(seed)
     counts = [count for count, _, _ in terms]
@@ -413,7 +414,7 @@ def test_each_postings_dirichlet_part_is_log1p_of_tf_over_mu_p_whatever_the_term
     constants = np.array([constant for _, _, constant in terms])
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     out = np.full(len(tfs), np.nan)
-    got = dirichlet_posting_parts(tfs, constants, offsets, out)
+    got = tabulated_posting_parts(WEIGHTINGS["dirichlet"].kernel_key, np.zeros(1), tfs, constants, offsets, out)
     assert got is out
     expected = [math.log1p(float(tf) / constants[i]) for i in range(len(terms)) for tf in tfs[offsets[i]:offsets[i + 1]]]
     assert np.array_equal(got.view(np.int64), np.array(expected, dtype=np.float64).view(np.int64))

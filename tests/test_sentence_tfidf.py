@@ -95,7 +95,7 @@ def test_the_scoring_paths_agree_to_the_bit():
         # the fused kernel's run against the per-query path's run
         per_query = scorer._run_per_query(model, list(prepared), point, 10)
         fused = scorer.run(model, prepared, point, 10)
-        assert model.kernel
+        assert model.weighting is not None
         pd.testing.assert_frame_equal(fused.reset_index(drop=True), per_query.reset_index(drop=True),
                                       check_exact=True, check_dtype=False)
         assert fused["score"].tolist()[0] == pytest.approx(1.16961792, rel=1e-7)  # query a's best: s2

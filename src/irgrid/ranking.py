@@ -1,10 +1,10 @@
 """numba kernels of query evaluation: candidate sets and top-k selection for a whole query set.
 
 Scoring stays in each model's own ``term_scores`` (numpy) for most models; for
-the models that name a fused kernel (BM25, Dirichlet query likelihood: the
+the models that name a ``weighting`` (BM25, Dirichlet query likelihood: the
 ones grids are swept over most; the sentence-retrieval TF-IDF),
 :func:`score_and_rank` scores and ranks each query in one pass over its
-postings, calling the same scalar formulas (:mod:`irgrid.models.formulas`) as
+postings, calling the same declared scalar parts (:mod:`irgrid.models.parts`) as
 the model's numpy methods.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .models.formulas import BM25_KERNEL, DIRICHLET_KERNEL, SENTENCE_TFIDF_KERNEL, bm25_part, sentence_tfidf_part
+from .models.parts.base import posting_part
 
 
 @njit(cache=True, nogil=True)
@@ -288,9 +288,9 @@ POSTINGS_CHUNK = 512
 # check and the loop over a chunk's postings becomes SIMD divisions (the same IEEE quotients: a
 # divisor is never zero for a model's parameters and a non-empty collection)
 @njit(cache=True, nogil=True, error_model="numpy")
-def score_and_rank(kernel, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
+def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
-                   docno_rank, depth, first_query, last_query, posting_parts, candidate_logs):
+                   docno_rank, depth, first_query, last_query, posting_parts, document_values):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
@@ -300,25 +300,32 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
     ``weight * part`` of the chunk is added to the point's row of the query's block (P rows of
     its candidates' scores, in cache for a few points: the caller cuts a grid into blocks).
 
-    A chunk's document lengths (BM25's) are gathered once for the block's points, from the int32
+    ``weighting`` is the ``kernel_key`` of a registered :class:`irgrid.models.parts.base.Weighting`,
+    taken as a numba literal: the kernel is compiled (and cached) once per weighting, its
+    per-posting part (:func:`~irgrid.models.parts.base.posting_part`) inlined.
+
+    A chunk's document lengths (for a part that reads them) are gathered once for the block's points, from the int32
     ``doc_lengths`` (every document's, in docid order) through the postings' ``docids``; a length
     is an integer, so its float64 is the one the numpy path uses. Gathering them for the whole
     query set ahead of the kernel cost an array of 8 bytes a posting whose fresh pages took longer
     to fault in than a point's scoring; the gather here costs a few nanoseconds a posting and block
     instead (benchmarks/HISTORY.md).
-    ``kernel`` names the formula (:mod:`irgrid.models.formulas`).  Each point's scores are
+    Each point's scores are
     added in posting order from zero, then the per-document part and the query weight are
     applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
     numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
     offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
     ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
 
-    For the Dirichlet kernel, ``posting_parts`` and ``candidate_logs`` hold each
-    posting's ``dirichlet_part`` and each candidate's ``log(|D| + mu)``, computed once
-    per mu by the same scalar functions (:func:`irgrid.models.formulas.dirichlet_posting_parts`,
-    :func:`~irgrid.models.formulas.shifted_logs`): the points of a block share one mu, and
-    a grid at one mu then costs a multiply-add per posting and candidate.  BM25 and the
-    sentence TF-IDF (no per-document part) pass empty arrays.
+    For a ``tabulated`` weighting (a part that reads no length: Dirichlet's, the sentence
+    TF-IDF's), ``posting_parts`` holds each posting's part, computed once for the block's
+    shared params and term constants by the same scalar function
+    (:func:`irgrid.models.parts.base.tabulated_posting_parts`); else it is empty and each
+    point's part is computed here. For a weighting with a per-document part,
+    ``document_values`` holds its value for each candidate
+    (:func:`~irgrid.models.parts.base.document_values`: Dirichlet's log(|D| + mu)) and each
+    score adds ``query_constant - query_length * value``; else it is empty. A grid at one mu
+    then costs a multiply-add per posting and candidate.
     """
     num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
@@ -338,23 +345,19 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
             for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
                 m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
-                if kernel == BM25_KERNEL:
+                if not tabulated:
                     for t in range(m):
                         lengths[t] = np.float64(doc_lengths[docids[start + t]])
                 for j in range(num_points):
                     row = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
                     constant, weight = term_constants[j, i], term_weights[j, i]
-                    if kernel == BM25_KERNEL:
-                        k1, b, average = params[j, 0], params[j, 1], params[j, 2]
-                        for t in range(m):
-                            row[t] = weight * bm25_part(np.float64(tfs[start + t]), lengths[t], constant, k1, b,
-                                                        average)
-                    elif kernel == SENTENCE_TFIDF_KERNEL:  # the constant is the term's idf
-                        for t in range(m):
-                            row[t] = weight * sentence_tfidf_part(np.float64(tfs[start + t]), constant)
-                    else:  # DIRICHLET_KERNEL: dirichlet_part(tf, constant), computed once per mu
+                    if tabulated:  # posting(tf, constant), computed once for the block
                         for t in range(m):
                             row[t] = weight * posting_parts[start + t]
+                    else:
+                        point = params[j]
+                        for t in range(m):
+                            row[t] = weight * posting_part(weighting, np.float64(tfs[start + t]), lengths[t], constant, point)
                 for j in range(num_points):
                     row = block[j * n:(j + 1) * n]
                     chunk = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
@@ -362,11 +365,11 @@ def score_and_rank(kernel, params, term_constants, term_weights, query_constants
                         row[slots[start + t] - lo] += chunk[t]
         for j in range(num_points):
             scores = block[j * n:(j + 1) * n]
-            if kernel == DIRICHLET_KERNEL:
+            if len(document_values):
                 constant, length = query_constants[j, q], query_lengths[j, q]
                 for c in range(n):
-                    # dirichlet_document(|D|, mu, constant, length), its log computed once per mu
-                    scores[c] += constant - length * candidate_logs[lo + c]
+                    # constant - length * document(|D|, params), its value computed once for the block
+                    scores[c] += constant - length * document_values[lo + c]
             weight = query_weights[j, q]
             if weight != 1.0:
                 for c in range(n):

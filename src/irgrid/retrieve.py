@@ -34,7 +34,7 @@ from .features.prepare import compile_query_set
 from .feedback import retrieve_with_feedback
 from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from .models.base import replaced
-from .models.formulas import DIRICHLET_KERNEL, dirichlet_posting_parts, shifted_logs
+from .models.parts.base import document_values, tabulated_posting_parts
 from .numba_start import import_arraymath_without_blas_probe
 from .ranking import candidate_slots, score_and_rank, top_k
 from .runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
@@ -159,8 +159,8 @@ class PreparedQuerySet(Sequence):
         self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
         # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
         self._kernel_inputs: dict = {}
-        # (model name, mu) -> the Dirichlet kernel's per-posting parts and per-candidate logs
-        self._dirichlet_parts: dict = {}
+        # (model name, params) -> a weighting's per-posting parts and per-candidate document values
+        self._block_parts: dict = {}
         # per query: what a count-matrix model keeps between grid points (its counts, a unigram part per mu)
         self._query_caches: dict[int, QueryCache] = {}
         self._cache_bytes = [0]
@@ -205,25 +205,30 @@ class PreparedQuerySet(Sequence):
                                                 weights)
         return found
 
-    def dirichlet_parts(self, model: RetrievalModel, term_constants: np.ndarray, mu: float):
-        """Each posting's Dirichlet part and each candidate's log(|D| + mu): the same for every point of one mu.
+    def block_parts(self, model: RetrievalModel, params: np.ndarray, term_constants: np.ndarray):
+        """Each posting's part (a weighting whose part reads no length) and each candidate's document
+        value (a weighting with a per-document part; Dirichlet's log(|D| + mu)): the same for every
+        point of one block (Scorer._blocks), empty arrays where the weighting has no such part.
 
-        Kept for the last (model, mu) only: they are the size of the postings (hundreds of MB for
-        DRCD's phrase families), and the next (model, mu) is written into their arrays rather than new
+        Kept for the last (model, params) only: they are the size of the postings (hundreds of MB for
+        DRCD's phrase families), and the next (model, params) is written into their arrays rather than new
         ones. The arrays handed out before are overwritten then: a caller uses them before
-        asking for another mu (Scorer._top_block).
+        asking for another block (Scorer._top_block).
         """
-        key = (model.name, float(mu))
-        found = self._dirichlet_parts.get(key)
+        weighting = model.weighting
+        key = (model.name, params.tobytes())
+        found = self._block_parts.get(key)
         if found is None:
-            if self._dirichlet_parts:
-                parts, logs = self._dirichlet_parts.popitem()[1]
-            else:
-                parts, logs = np.empty(len(self.tfs), np.float64), np.empty(len(self.candidates), np.float64)
-            found = self._dirichlet_parts[key] = (
-                dirichlet_posting_parts(self.tfs, term_constants, self.term_offsets, parts),
-                shifted_logs(self.candidate_lengths, float(mu), logs),
-            )
+            sizes = (0 if weighting.reads_length else len(self.tfs),
+                     0 if weighting.document is None else len(self.candidates))
+            parts, values = self._block_parts.popitem()[1] if self._block_parts else (None, None)
+            if parts is None or (len(parts), len(values)) != sizes:  # another weighting's: not reused
+                parts, values = np.empty(sizes[0], np.float64), np.empty(sizes[1], np.float64)
+            if not weighting.reads_length:
+                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants, self.term_offsets, parts)
+            if weighting.document is not None:
+                document_values(weighting.kernel_key, self.candidate_lengths, params, values)
+            found = self._block_parts[key] = (parts, values)
         return found
 
     def query_cache(self, q: int) -> QueryCache:
@@ -512,7 +517,7 @@ class Scorer:
             np.cumsum([len(docids) for docids, _ in rankings], out=offsets[1:])
             docids = np.concatenate([d for d, _ in rankings] + [np.zeros(0, np.int32)]).astype(np.int32)
             return docids, np.concatenate([s for _, s in rankings] + [np.zeros(0, np.float64)]), offsets
-        if model.kernel:
+        if model.weighting is not None:
             docids, scores, offsets = self._top_block(model, queries, [point], depth, first, last)
             return docids[0], scores[0], offsets
         if first == 0 and last == len(queries):
@@ -538,7 +543,7 @@ class Scorer:
         pass over the postings (:func:`irgrid.ranking.score_and_rank`; the points of a
         Dirichlet block share their mu); any other model point by point.
         """
-        if not model.kernel or getattr(queries, "allowed", None) is not None:
+        if model.weighting is None or getattr(queries, "allowed", None) is not None:
             return [self.top(model, queries, point, depth) for point in points]
         tops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for block in self._blocks(model, queries, points):
@@ -549,14 +554,15 @@ class Scorer:
     def _blocks(self, model: RetrievalModel, queries: PreparedQuerySet,
                 points: Sequence[Mapping[str, float]]) -> list[list[Mapping[str, float]]]:
         """``points`` in order, cut into blocks one kernel pass can score: at most
-        :data:`BLOCK_POINTS`, and for the Dirichlet kernel one mu (the per-posting parts) a block."""
+        :data:`BLOCK_POINTS`, and for a weighting whose parts are computed once a block (Dirichlet's)
+        one params row and set of term constants (its mu) a block."""
         blocks: list[list[Mapping[str, float]]] = []
         shared = None
         for point in points:
             key = None
-            if model.kernel == DIRICHLET_KERNEL:
+            if model.weighting.shares_block_inputs:
                 params, term_constants = queries.kernel_inputs(model, self.stats, point)[:2]
-                key = (float(params[0]), term_constants.tobytes())
+                key = (params.tobytes(), term_constants.tobytes())
             if blocks and len(blocks[-1]) < BLOCK_POINTS and key == shared:
                 blocks[-1].append(point)
             else:
@@ -571,18 +577,20 @@ class Scorer:
         inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
         params, term_constants, term_weights, query_constants, query_lengths, weights = (
             np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
-        if model.kernel == DIRICHLET_KERNEL:
-            # the block's points share mu (Scorer._blocks), so its per-posting parts
-            posting_parts, candidate_logs = queries.dirichlet_parts(model, inputs[0][1], inputs[0][0][0])
+        weighting = model.weighting
+        if weighting.shares_block_inputs:
+            # the block's points share params and term constants (Scorer._blocks), so these parts
+            posting_parts, candidate_values = queries.block_parts(model, inputs[0][0], inputs[0][1])
         else:
-            posting_parts = candidate_logs = np.zeros(0, dtype=np.float64)
+            posting_parts = candidate_values = np.zeros(0, dtype=np.float64)
+        tabulated = not weighting.reads_length
 
         def rank_queries(lo: int, hi: int):
-            return score_and_rank(model.kernel, params, term_constants, term_weights, query_constants,
+            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights, query_constants,
                                   query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
                                   queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
                                   queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
-                                  posting_parts, candidate_logs)
+                                  posting_parts, candidate_values)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)

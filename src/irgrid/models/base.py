@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import ConfigError
-from .formulas import NO_KERNEL
+from .parts.base import Weighting, as_float_array, document_parts_array, posting_parts_array
 
 
 @dataclass(frozen=True)
@@ -120,18 +120,18 @@ def replaced(term: QueryTerm, **changes) -> QueryTerm:
 class RetrievalModel:
     """Base class: subclasses set ``name``, ``parameters`` and the two score parts.
 
-    A model may also name a fused kernel of :mod:`irgrid.ranking` (``kernel``) that
-    computes the same scores in one pass over a query set's postings, with the
-    per-term and per-query constants of :meth:`kernel_inputs`.  The kernel calls
-    the same scalar formula functions as the model's ``term_scores`` and
-    ``document_scores``, so both give the same numbers to the last bit.
+    A model may also name the :class:`~irgrid.models.parts.base.Weighting` (``weighting``)
+    that the fused kernel of :mod:`irgrid.ranking` scores in one pass over a query set's
+    postings, with the per-term and per-query constants of :meth:`kernel_inputs`: a
+    :class:`WeightedModel`, whose ``term_scores`` and ``document_scores`` call the same
+    declared scalar parts, so both give the same numbers to the last bit.
     """
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
     parameters: ClassVar[tuple[Parameter, ...]] = ()
-    #: the fused kernel of irgrid.ranking computing this model (NO_KERNEL: the numpy path)
-    kernel: ClassVar[int] = NO_KERNEL
+    #: the weighting the fused kernel of irgrid.ranking scores this model by (None: no fused path)
+    weighting: ClassVar[Weighting | None] = None
     #: True for a model scoring compiled query features (terms and windows, irgrid.features):
     #: its query set is prepared with :meth:`compile`, not as a bag of terms
     uses_features: ClassVar[bool] = False
@@ -214,7 +214,7 @@ class RetrievalModel:
 
         ``terms`` are the query set's terms, query ``q``'s at
         ``query_term_offsets[q]:query_term_offsets[q+1]``; the arrays are float64,
-        one entry per term and per query.  Only for a model with a ``kernel``.
+        one entry per term and per query.  Only for a model with a ``weighting``.
         """
         raise NotImplementedError(f"model {self.name!r} has no fused kernel")
 
@@ -260,3 +260,40 @@ class RetrievalModel:
     ) -> np.ndarray | None:
         """Per-document part independent of which query terms matched (None: zero)."""
         return None
+
+
+class WeightedModel(RetrievalModel):
+    """A model scored by a declared :class:`~irgrid.models.parts.base.Weighting` (``parts``).
+
+    Its numpy ``term_scores``, ``document_scores`` and ``kernel_inputs`` come from the
+    declaration, and ``weighting`` (the fused kernel's) is ``parts`` unless the class sets
+    ``fused = False`` (a family scoring per query from feature counts that keeps the parts).
+    """
+
+    parts: ClassVar[Weighting]
+    #: False for a subclass with no fused path (its ``weighting`` is then None)
+    fused: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.weighting = getattr(cls, "parts", None) if cls.fused else None
+
+    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
+        parts = self.parts
+        tfs, shape = as_float_array(term.tfs)
+        lengths, _ = as_float_array(doc_lengths)
+        constant = float(parts.term_constants(self, [term], stats, point)[0])
+        return posting_parts_array(parts.kernel_key, tfs, lengths, constant,
+                                   parts.point_params(self, stats, point)).reshape(shape)
+
+    def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
+        parts = self.parts
+        if parts.document is None:
+            return None
+        constant, query_length = parts.query_constants(self, terms, stats, point)
+        lengths, shape = as_float_array(doc_lengths)
+        return document_parts_array(parts.kernel_key, lengths, parts.point_params(self, stats, point),
+                                    float(constant), float(query_length)).reshape(shape)
+
+    def kernel_inputs(self, terms, query_term_offsets, stats, point):
+        return self.parts.kernel_inputs(self, terms, query_term_offsets, stats, point)

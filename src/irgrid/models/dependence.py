@@ -39,7 +39,6 @@ from ..features import (
     unordered,
 )
 from .base import CollectionStatistics, Parameter, QueryFeature, QueryTerm, RetrievalModel, replaced
-from .formulas import DIRICHLET_KERNEL, NO_KERNEL
 from .lm import KLDirichletML, QLDirichlet
 
 TERMS_GROUP = "T"
@@ -132,7 +131,6 @@ class MarkovRandomField(FeatureModel, QLDirichlet):
     only the others (:meth:`annotate` records that size for each feature).
     """
 
-    kernel = DIRICHLET_KERNEL
     parameters = (MU_INDRI, LAMBDA_T, LAMBDA_O, LAMBDA_U, WINDOW, DROP_UNSEEN)
     # Indri counts a window's matches without overlaps (ListBeliefNode::_documentOccurrences)
     window_overlap = False
@@ -259,7 +257,7 @@ class DirichletKLWithFeatures(FeatureModel, KLDirichletML):
     """
 
     parameters = (KLDirichletML.parameters[0],)
-    kernel = NO_KERNEL
+    fused = False
     scores_candidates = True
 
     def unigram_scores(self, terms, counts, doc_lengths, stats, point, cache=None) -> np.ndarray:

@@ -29,8 +29,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
-from .formulas import DIRICHLET_KERNEL, as_float_array, dirichlet_document_array, dirichlet_part_array
+from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel, WeightedModel
+from .parts import WEIGHTINGS
 
 MU = Parameter("mu", 1000.0, 0.0, 1e9, "Dirichlet prior sample size", low_inclusive=False)
 
@@ -123,7 +123,7 @@ class QLJelinekMercer(GeneralJelinekMercer):
         return 1.0 - lam, np.full(np.shape(doc_lengths), lam)
 
 
-class QLDirichlet(SmoothedQueryLikelihood):
+class QLDirichlet(WeightedModel, SmoothedQueryLikelihood):
     """Query likelihood, Dirichlet prior smoothing (Zhai & Lafferty 2001).
 
     p_s(t | D) = (tf + mu p(t|C)) / (|D| + mu)
@@ -147,42 +147,14 @@ class QLDirichlet(SmoothedQueryLikelihood):
         return tfs / (point["mu"] * collection_prob)
 
     # The scoring below is the original formulation (not the general seen_excess / unseen_weight
-    # split), its per-posting and per-document parts in irgrid.models.formulas, which the fused
-    # kernel shares: runs of both paths are bit-identical.
-    kernel = DIRICHLET_KERNEL
+    # split), its per-posting and per-document parts declared in irgrid.models.parts.dirichlet, which
+    # the fused kernel shares: runs of both paths are bit-identical.
+    parts = WEIGHTINGS["dirichlet"]
 
     def background(self, term: QueryTerm, stats: CollectionStatistics) -> float:
         """p(t|C) of a query term (the dependence models give a window never seen a floor)."""
         return collection_probability(term, stats)
 
-    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        tfs, shape = as_float_array(term.tfs)
-        return dirichlet_part_array(tfs, float(point["mu"] * self.background(term, stats))).reshape(shape)
-
-    def query_constants(self, terms, stats, point) -> tuple[float, float]:
-        """(sum_t w_t log(mu p(t|C)), sum_t w_t), w_t = ``term_weight`` (the qtf here), in the query's term order."""
-        mu = point["mu"]
-        constant = length = 0.0
-        for term in terms:
-            weight = self.term_weight(term, point)
-            constant += weight * np.log(mu * self.background(term, stats))
-            length += weight
-        return float(constant), float(length)
-
-    def document_scores(self, doc_lengths, doc_unique_terms, terms, stats, point):
-        constant, query_length = self.query_constants(terms, stats, point)
-        lengths, shape = as_float_array(doc_lengths)
-        return dirichlet_document_array(lengths, float(point["mu"]), constant, query_length).reshape(shape)
-
-    def kernel_inputs(self, terms, query_term_offsets, stats, point):
-        mu = point["mu"]
-        params = np.array([mu], dtype=np.float64)
-        term_constants = np.array([float(mu * self.background(term, stats)) for term in terms], dtype=np.float64)
-        per_query = [self.query_constants(terms[lo:hi], stats, point)
-                     for lo, hi in zip(query_term_offsets[:-1].tolist(), query_term_offsets[1:].tolist())]
-        constants = np.array([c for c, _ in per_query], dtype=np.float64)
-        lengths = np.array([n for _, n in per_query], dtype=np.float64)
-        return params, term_constants, constants, lengths
 
 
 class QLAbsoluteDiscounting(SmoothedQueryLikelihood):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Parameter, RetrievalModel
-from .weighting import lucene_idf
+from .parts.bm25 import lucene_idf
 
 
 def _long_to_int4(value: int) -> int:

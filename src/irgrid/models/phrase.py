@@ -43,7 +43,6 @@ from ..errors import ConfigError
 from ..features import AnalyzedQuery, counted, phrase, term
 from .base import CollectionStatistics, Parameter, QueryFeature, replaced
 from .dependence import MU_INDRI, TERMS_GROUP, FeatureModel, feature_probability
-from .formulas import DIRICHLET_KERNEL
 from .lm import QLDirichlet
 
 WORDS_OF_PHRASE_PREFIX = "W"
@@ -151,7 +150,6 @@ class PhraseModel(FeatureModel, QLDirichlet):
     the paper's formula rearranged so that lambda_i = 0 leaves ``uni``'s sum untouched.
     """
 
-    kernel = DIRICHLET_KERNEL
     parameters = (MU_INDRI,)
     # a phrase of distinct words cannot overlap itself; for a repeated word, Indri's count
     window_overlap = False
@@ -277,7 +275,7 @@ class PhraseSetInputs:
 @njit(cache=True, nogil=True)
 def query_sums(products, weights, query_term_offsets):
     """Each query's sum of ``products`` and of ``weights`` (its terms' rows), added one term at a time
-    from 0.0 in query order: the bits of QLDirichlet.query_constants' loop (numpy's sums add pairwise)."""
+    from 0.0 in query order: the bits of parts.dirichlet.dirichlet_query_constants' loop (numpy's sums add pairwise)."""
     num_queries = len(query_term_offsets) - 1
     constants = np.zeros(num_queries, np.float64)
     lengths = np.zeros(num_queries, np.float64)

@@ -39,9 +39,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..features import contiguous_runs, counted, unordered
-from .base import Parameter, QueryFeature, RetrievalModel
+from .base import Parameter, QueryFeature, WeightedModel
 from .dependence import TERMS_GROUP, FeatureModel, sorted_terms, whole_number
-from .formulas import SENTENCE_TFIDF_KERNEL, as_float_array, sentence_tfidf_part_array
+from .parts import WEIGHTINGS
 
 CONTIGUOUS_GROUP = "SR"
 NONCONTIGUOUS_GROUP = "PR"
@@ -173,15 +173,7 @@ class SentenceMRF(FeatureModel):
         return scores
 
 
-def sentence_idf(sf: int, num_sentences: int) -> float:
-    """log((n + 1) / (0.5 + sf)): positive for every sf <= n (a term in every sentence too), finite for sf = 0.
-
-    A Python float from ``math.log``, so the numpy path and the fused kernel use the same number.
-    """
-    return math.log((num_sentences + 1.0) / (0.5 + sf))
-
-
-class SentenceTFIDF(RetrievalModel):
+class SentenceTFIDF(WeightedModel):
     """``tfidf_sentence``: Allan, Wade & Bolivar's (SIGIR 2003) sentence TF-IDF, no parameters.
 
     score(s, q) = sum_{t in q and s} log(tf(t, q) + 1) * log(tf(t, s) + 1) * log((n + 1) / (0.5 + sf(t)))
@@ -191,23 +183,14 @@ class SentenceTFIDF(RetrievalModel):
     another base multiplies every score by the same positive constant (the cube of 1/ln(base)), so
     no ranking changes. No length normalisation. The query part log(tf(t, q) + 1) is the term's
     weight (:meth:`term_weight`: a repeated question word counts log 3 / log 2 times as much, not
-    twice); the per-posting part log(tf + 1) idf is :func:`irgrid.models.formulas.sentence_tfidf_part`,
-    shared with the fused kernel.
+    twice); the per-posting part log(tf + 1) idf is declared in
+    :mod:`irgrid.models.parts.sentence_tfidf`, shared with the fused kernel.
     """
 
     name = "tfidf_sentence"
     description = "sentence-retrieval TF-IDF (Allan, Wade & Bolivar 2003): log(qtf+1) log(tf+1) log((n+1)/(0.5+sf))"
     parameters = ()
-    kernel = SENTENCE_TFIDF_KERNEL
-
-    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        tfs, shape = as_float_array(term.tfs)
-        return sentence_tfidf_part_array(tfs, sentence_idf(term.df, stats.num_docs)).reshape(shape)
+    parts = WEIGHTINGS["sentence_tfidf"]
 
     def term_weight(self, term, point):
         return math.log(term.qtf + 1.0)
-
-    def kernel_inputs(self, terms, query_term_offsets, stats, point):
-        idf = np.array([sentence_idf(term.df, stats.num_docs) for term in terms], dtype=np.float64)
-        no_query_part = np.zeros(len(query_term_offsets) - 1, dtype=np.float64)
-        return np.zeros(1, dtype=np.float64), idf, no_query_part, no_query_part

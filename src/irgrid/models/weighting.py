@@ -7,28 +7,20 @@ are checked against.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import ConfigError
-from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel
-from .formulas import BM25_KERNEL, as_float_array, bm25_part_array
+from .base import CollectionStatistics, Parameter, QueryTerm, RetrievalModel, WeightedModel
+from .parts import WEIGHTINGS
 
 
-def lucene_idf(df: int | np.ndarray, num_docs: int) -> np.ndarray:
-    """Lucene's BM25 idf, log(1 + (N - df + 0.5) / (df + 0.5)): never negative."""
-    df = np.asarray(df, dtype=np.float64)
-    return np.log1p((num_docs - df + 0.5) / (df + 0.5))
-
-
-class BM25(RetrievalModel):
+class BM25(WeightedModel):
     """Okapi BM25 with Lucene's idf, as Anserini/Pyserini and bm25s (method='lucene') compute it.
 
     score(d, q) = sum_t qtf(t) * idf(t) * tf / (tf + k1 (1 - b + b |d| / avgdl))
 
-    (the per-posting formula is :func:`irgrid.models.formulas.bm25_part`, shared with the
-    fused kernel)
+    (its parts are declared in :mod:`irgrid.models.parts.bm25`, shared with the fused kernel)
 
     Without the classic (k1 + 1) numerator factor, as Lucene (since 8.0), Anserini
     and bm25s score: it scales every score by the same constant, so rankings are
@@ -42,28 +34,7 @@ class BM25(RetrievalModel):
         Parameter("b", 0.4, 0.0, 1.0, "document-length normalisation"),
     )
 
-    def term_scores(
-        self,
-        term: QueryTerm,
-        doc_lengths: np.ndarray,
-        doc_unique_terms: np.ndarray,
-        stats: CollectionStatistics,
-        point: Mapping[str, float],
-    ) -> np.ndarray:
-        tfs, shape = as_float_array(term.tfs)
-        lengths, _ = as_float_array(doc_lengths)
-        idf = float(lucene_idf(term.df, stats.num_docs))
-        parts = bm25_part_array(tfs, lengths, idf, float(point["k1"]), float(point["b"]), float(stats.avg_doc_length))
-        return parts.reshape(shape)
-
-    kernel = BM25_KERNEL
-
-    def kernel_inputs(self, terms, query_term_offsets, stats, point):
-        params = np.array([point["k1"], point["b"], stats.avg_doc_length], dtype=np.float64)
-        # the ufunc over all terms at once gives each term the value lucene_idf(df) gives alone
-        idf = lucene_idf(np.array([term.df for term in terms], dtype=np.float64), stats.num_docs)
-        no_query_part = np.zeros(len(query_term_offsets) - 1, dtype=np.float64)
-        return params, np.ascontiguousarray(idf, dtype=np.float64), no_query_part, no_query_part
+    parts = WEIGHTINGS["bm25"]
 
 
 # --------------------------------------------------------------------------------------------
