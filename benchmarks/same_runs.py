@@ -31,6 +31,7 @@ def write_runs(out: Path, collection: str, families: set[str] | None) -> int:
     from irgrid.config import all_cells, load_config, load_yaml
     from irgrid.grid import decode_point
     from irgrid.index import IndexReader, build_index
+    from irgrid.index.forward import build_forward_index, forward_index_dir
     from irgrid.retrieve import retrieve_grid
     try:
         from irgrid.runs import read_topics, write_run
@@ -57,6 +58,8 @@ def write_runs(out: Path, collection: str, families: set[str] | None) -> int:
         if not (index / "stats.json").is_file():
             build_index(inputs / "docs", index, Analyzer.from_dict(config["analyzers"][analyzer]).to_dict(),
                         num_buckets=16, scheduler="sync", progress=False)
+        if "+" in family and not forward_index_dir(index).is_dir():  # feedback reads the documents' terms
+            build_forward_index(index, forward_index_dir(index))
         topics = inputs / "topics" / f"{queryset}.parquet"
         if not topics.is_file():
             write_topics(spec, files, queryset, topics)
