@@ -35,8 +35,6 @@ LAYERS = {
 
 # (importing module, imported module): why it still runs up
 KNOWN_UPWARD = {
-    ("irgrid.features.prepare", "irgrid.phrases.lists"):
-        "a query set's phrase list is read where query features are prepared (issue 28: scoring seam)",
     ("irgrid.models.sentence", "irgrid.sentences.features"):
         "the MRF sentence family scores parse-tree features (issue 28: scoring seam)",
     ("irgrid.retrieve", "irgrid.sentences.features"):

@@ -270,7 +270,8 @@ LONG_QUERY = "wide wind tunnel test section"
 
 
 def test_phrase_paper_caps_a_phrase_at_its_last_four_words():
-    from irgrid.phrases.lists import MAX_PHRASE_WORDS, head_words
+    from irgrid.analysis.tokenize import head_words
+    from irgrid.phrases.lists import MAX_PHRASE_WORDS
 
     # the paper's dictionary held phrases of 4 words or fewer, as a phrase list here must
     assert get_model("pm").max_phrase_words == MAX_PHRASE_WORDS == 4

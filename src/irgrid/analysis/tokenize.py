@@ -164,6 +164,38 @@ def alnum_tokenize(text: str) -> list[str]:
     return _ALNUM_RE.findall(text)
 
 
+#: a word token: a maximal run of letters and digits (the ``alnum`` tokenizer's pattern)
+WORD_RE = _ALNUM_RE
+
+
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """The word tokens of ``text``, casefolded, each with its start and end offsets in ``text``."""
+    return [(match.group().casefold(), match.start(), match.end()) for match in WORD_RE.finditer(text or "")]
+
+
+def surface(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` with each run of whitespace made one space."""
+    return " ".join(text[start:end].split())
+
+
+def head_words(phrase: str, max_words: int) -> str:
+    """``phrase`` cut to its last ``max_words`` words (word tokens as :data:`WORD_RE` finds them), as
+    its surface text; a phrase of ``max_words`` words or fewer is returned as it is.
+
+    The last words because a base noun phrase ends at its head (a spaCy noun chunk runs from its
+    left edge to its root) and the modifiers nearest the head bind tightest: of ``new large scale
+    parallel computer architecture`` the cut keeps ``scale parallel computer architecture``, which
+    holds the compounds a dictionary of terms would list (``computer architecture``, ``parallel
+    computer architecture``), and drops the loosest modifiers (``new``, ``large``). Dropping the
+    whole phrase instead would leave the query without the phrase such a dictionary finds in it.
+    A run of Han characters is one word: a Chinese segmenter's word is never cut.
+    """
+    spans = word_spans(phrase)
+    if len(spans) <= max_words:
+        return phrase
+    return surface(phrase, spans[-max_words][1], spans[-1][2])
+
+
 # Han (unified, extensions, compatibility), Hiragana, Katakana, Hangul syllables: one token per character.
 _CJK_CHARS = (
     "\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"

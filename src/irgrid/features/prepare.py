@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..analysis.tokenize import head_words
 from ..errors import ConfigError
 from ..models.base import CollectionStatistics, QueryFeature, RetrievalModel
 from .query import AnalyzedQuery, CompiledFeature, Feature, term
@@ -30,12 +31,9 @@ def analyzed_queries(analyzer, topics: pd.DataFrame, max_phrase_words: int | Non
 
     ``max_phrase_words`` (a model's :attr:`~irgrid.models.base.RetrievalModel.max_phrase_words`): a
     phrase of more words is cut to its last ``max_phrase_words`` words before it is analyzed
-    (:func:`irgrid.phrases.lists.head_words`); None takes every phrase whole.
+    (:func:`irgrid.analysis.tokenize.head_words`); None takes every phrase whole.
     """
     parsed = PHRASES_COLUMN in topics.columns
-    if parsed and max_phrase_words is not None:
-        # deferred: a query set's phrase list (tests/test_layers.py: KNOWN_UPWARD)
-        from ..phrases.lists import head_words
     queries = []
     for row in topics.itertuples(index=False):
         phrases = None

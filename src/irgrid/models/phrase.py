@@ -157,7 +157,7 @@ class PhraseModel(FeatureModel, QLDirichlet):
     uses_phrases = True
     #: the paper's phrases came from a dictionary limited to phrases of 4 words or fewer (seed 001), as
     #: a phrase list here is (irgrid.phrases.lists.MAX_PHRASE_WORDS); a longer noun phrase of a parse is
-    #: cut to its last 4 words, the head and its nearest modifiers (irgrid.phrases.lists.head_words)
+    #: cut to its last 4 words, the head and its nearest modifiers (irgrid.analysis.tokenize.head_words)
     max_phrase_words = 4
 
     def compile(self, query: AnalyzedQuery, points):

@@ -24,10 +24,11 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import pyarrow as pa
 
+from ..analysis.tokenize import WORD_RE
 from ..errors import ConfigError
 from ..io import write_parquet
 from ..runs import read_topics
-from .lists import WORD_RE, PhraseTable, match_phrases, read_phrase_list
+from .lists import PhraseTable, match_phrases, read_phrase_list
 from .pmi import pmi_phrases
 from .segment import HAN_RE, segment_phrases
 

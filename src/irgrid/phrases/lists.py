@@ -17,47 +17,15 @@ makes a phrase: only entries of two or more words are matched.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..analysis.tokenize import WORD_RE, surface, word_spans
 from ..errors import InputFormatError
 
 #: the most words a list phrase may have
 MAX_PHRASE_WORDS = 4
-
-#: a word token: a maximal run of letters and digits (the ``alnum`` tokenizer's pattern)
-WORD_RE = re.compile(r"[^\W_]+")
-
-
-def word_spans(text: str) -> list[tuple[str, int, int]]:
-    """The word tokens of ``text``, casefolded, each with its start and end offsets in ``text``."""
-    return [(match.group().casefold(), match.start(), match.end()) for match in WORD_RE.finditer(text or "")]
-
-
-def surface(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` with each run of whitespace made one space."""
-    return " ".join(text[start:end].split())
-
-
-def head_words(phrase: str, max_words: int) -> str:
-    """``phrase`` cut to its last ``max_words`` words (word tokens as :data:`WORD_RE` finds them), as
-    its surface text; a phrase of ``max_words`` words or fewer is returned as it is.
-
-    The last words because a base noun phrase ends at its head (a spaCy noun chunk runs from its
-    left edge to its root) and the modifiers nearest the head bind tightest: of ``new large scale
-    parallel computer architecture`` the cut keeps ``scale parallel computer architecture``, which
-    holds the compounds a dictionary of terms would list (``computer architecture``, ``parallel
-    computer architecture``), and drops the loosest modifiers (``new``, ``large``). Dropping the
-    whole phrase instead would leave the query without the phrase such a dictionary finds in it.
-    A run of Han characters is one word: a Chinese segmenter's word is never cut.
-    """
-    spans = word_spans(phrase)
-    if len(spans) <= max_words:
-        return phrase
-    return surface(phrase, spans[-max_words][1], spans[-1][2])
-
 
 def read_phrase_list(path: str | os.PathLike) -> list[str]:
     """The phrases of a phrase-list file, in file order (see the module docstring for the format).

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from ..analysis.tokenize import WORD_RE, surface, word_spans
 from ..errors import ConfigError, InputFormatError
-from .lists import WORD_RE, surface, word_spans
 
 #: rows read at a time from a document shard
 BATCH_ROWS = 4096
