@@ -34,12 +34,7 @@ LAYERS = {
 }
 
 # (importing module, imported module): why it still runs up
-KNOWN_UPWARD = {
-    ("irgrid.models.sentence", "irgrid.sentences.features"):
-        "the MRF sentence family scores parse-tree features (issue 28: scoring seam)",
-    ("irgrid.retrieve", "irgrid.sentences.features"):
-        "retrieval loads sentence parses for parse-tree families (issue 28: scoring seam)",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: Path) -> str:

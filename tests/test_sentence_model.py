@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irgrid.collections.dependency_parse import Parse
+from irgrid.features.sentence_parses import SentenceParses
 from irgrid.models import get_model
 from irgrid.retrieve import Scorer, retrieve_grid
-from irgrid.sentences.features import SentenceParses
 from tiny_index import TinyIndex
 
 # d1  gang members said          said(root) <- members <- gang       depths: said 0, members 1, gang 2

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from irgrid.collections.dependency_parse import Parse
+from irgrid.collections.dependency_parse import Parse, read_parses
 from irgrid.errors import InputFormatError
 from irgrid.parsing.pipeline import ParserNotInstalled
 from irgrid.sentences import parsing
@@ -22,7 +22,6 @@ from irgrid.sentences.parsing import (
     parse_document_shards,
     parse_texts,
     parse_topic_sentences,
-    read_parses,
     write_parses,
 )
 

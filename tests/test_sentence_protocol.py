@@ -9,8 +9,8 @@ import pytest
 
 from irgrid.collections.trecqa import iter_trecqa_documents, iter_trecqa_parses, iter_trecqa_qrels
 from irgrid.evaluate import RunEvaluator, write_evaluation
+from irgrid.features.sentence_parses import SentenceParses
 from irgrid.retrieve import retrieve_grid
-from irgrid.sentences.features import SentenceParses
 from irgrid.sentences.protocol import judged_topics, mixed_qids
 from irgrid.tables import TableSpec, load_cells, subset_qids, summarise
 from tiny_index import TinyIndex

@@ -1,4 +1,4 @@
-"""Parse-tree values of groups of query terms (irgrid.sentences.tree).
+"""Parse-tree values of groups of query terms (irgrid.features.trees).
 
 The expected values of the hand-parsed sentences below were worked out by hand from the
 heads, in the comments next to them, not by running the code.  Heads are written as in
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irgrid.collections.dependency_parse import Parse, ParseError
-from irgrid.sentences.tree import (
+from irgrid.features.trees import (
     ACROSS_TREES,
     GroupValues,
     ParseTree,

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from common import ANALYZER, assert_ok, cell_runs, make_workdir, snakemake, write_yaml
 
-from irgrid.sentences.parsing import read_parses
+from irgrid.collections.dependency_parse import read_parses
 
 HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
 # (question id, question, [(sentence, label)]): the answers are listed first, as WikiQA's files do

@@ -235,10 +235,10 @@ def cmd_parse_sentences(args) -> None:
 def cmd_sentence_cliques(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     from .evaluate import read_qrels
+    from .features.sentence_parses import SentenceParses
     from .index import IndexReader
     from .runs import read_topics
     from .sentences.diagnostics import clique_statistics
-    from .sentences.features import SentenceParses
 
     index = IndexReader(args.index)
     table = clique_statistics(index, read_topics(args.topics), read_qrels(args.qrels),

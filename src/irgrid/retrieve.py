@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .features.prepare import compile_query_set
+from .features.sentence_parses import SentenceParses
 from .feedback import retrieve_with_feedback
 from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from .models.base import replaced
@@ -720,7 +721,7 @@ def retrieve_grid(
 
     ``as_arrow``: Arrow tables (what :func:`write_run` writes without conversion)
     instead of DataFrames.  ``threads``: see :class:`Scorer`.  ``parses``: the
-    collection's sentence parses (a path, or :class:`irgrid.sentences.features.SentenceParses`),
+    collection's sentence parses (a path, or :class:`irgrid.features.sentence_parses.SentenceParses`),
     read only for a model that scores parse-tree features.
     """
     model = get_model(family)
@@ -729,9 +730,6 @@ def retrieve_grid(
         return retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=as_arrow)
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
-        # deferred: sentence parses, for the parse-tree families only (tests/test_layers.py: KNOWN_UPWARD)
-        from .sentences.features import SentenceParses
-
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)
     queries.warn_if_empty()

@@ -71,7 +71,7 @@ def compile_query_set(
     window never seen).  Within a query, features keep the order the model compiled
     them in, which fixes the summation order of a score.  A model that ``uses_parses`` gets each
     feature's values in the documents' parse trees from ``parses``
-    (:class:`irgrid.sentences.features.SentenceParses`), once per query set.  ``queries``: the
+    (:class:`irgrid.features.sentence_parses.SentenceParses`), once per query set.  ``queries``: the
     topics' :func:`analyzed_queries`, where the caller has them already.
     """
     points = list(points)

@@ -153,7 +153,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
-        from ..sentences.features import SentenceParses
+        from ..features.sentence_parses import SentenceParses
 
         parses = SentenceParses.load(parses, index)
     queries = scorer.prepare(topics, model, checked, parses=parses)

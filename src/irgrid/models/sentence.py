@@ -21,7 +21,7 @@
   ranking), SDM (lambda_pr = 0: single terms and contiguous groups), FDM (all three).
   cooc(c, S) is 1 when every term of the group occurs in S (the group's ``#uw`` window over
   the whole sentence matches), the tree values come from the sentence's dependency parse
-  (:mod:`irgrid.sentences.tree`), looked up once per query set, never per grid point.
+  (:mod:`irgrid.features.trees`), looked up once per query set, never per grid point.
 
 * ``tfidf_sentence``: the TF-IDF of the sentence-retrieval literature (Allan, Wade & Bolivar,
   SIGIR 2003; the "tfidf"/"TFISF" baseline of the later sentence-retrieval papers),
@@ -39,6 +39,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..features import contiguous_runs, counted, unordered
+from ..features.sentence_parses import tree_values
 from .base import Parameter, QueryFeature, WeightedModel
 from .dependence import TERMS_GROUP, FeatureModel, sorted_terms, whole_number
 from .parts import WEIGHTINGS
@@ -104,9 +105,6 @@ class SentenceMRF(FeatureModel):
 
     def document_values(self, features: list[QueryFeature], parses) -> list[QueryFeature]:
         """``features`` with the parse-tree values of each clique in each sentence of its postings."""
-        # deferred: parse-tree features (tests/test_layers.py: KNOWN_UPWARD)
-        from ..sentences.features import tree_values
-
         out = []
         for feature in features:
             if feature.group == TERMS_GROUP:

@@ -37,7 +37,6 @@ import importlib.util
 import logging
 import os
 import pickle
-import re
 import secrets
 import shutil
 import time
@@ -50,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..collections.dependency_parse import ROOT, Parse, ParseError
+from ..collections.dependency_parse import ROOT, Parse, ParseError, shard_paths
 from ..errors import ConfigError, InputFormatError
 from ..io import publish_mode, replace_dir, temporary_dir_for, temporary_name
 from ..parsing.pipeline import DEFAULT_PIPELINE, PYPI_MIRRORS, load_pipeline
@@ -59,8 +58,6 @@ log = logging.getLogger(__name__)
 
 #: the ``source`` of a parse that came with the data
 CARRIED = "carried"
-#: the shards of a documents directory and of a parses directory
-SHARD_GLOB = "part-*.parquet"
 
 PARSES_SCHEMA = pa.schema([
     pa.field("id", pa.string()),
@@ -242,71 +239,12 @@ def write_parses(rows: pd.DataFrame | Iterable[ParseRow | tuple[str, Parse, str]
     return path
 
 
-def _shard_key(path: Path) -> tuple[int, str]:
-    match = re.fullmatch(r"part-(\d+)\.parquet", path.name)
-    return (int(match.group(1)) if match else -1, path.name)
-
-
-def _shard_paths(directory: Path, what: str) -> list[Path]:
-    if not directory.is_dir():
-        raise InputFormatError(directory, None, f"a directory of {SHARD_GLOB} {what}", "no such directory")
-    paths = sorted(directory.glob(SHARD_GLOB), key=_shard_key)
-    if not paths:
-        raise InputFormatError(directory, None, f"{SHARD_GLOB} {what}", "no such files in the directory")
-    return paths
-
-
-def _read_parses_file(path: Path, parses: dict[str, Parse], seen_in: dict[str, Path]) -> None:
-    try:
-        table = pq.read_table(path)
-    except Exception as error:  # not Parquet, truncated
-        raise InputFormatError(path, None, "a Parquet file of parses", f"{type(error).__name__}: {error}") from None
-    missing = [name for name in ("id", "tokens", "heads", "labels") if name not in table.column_names]
-    if missing:
-        raise InputFormatError(path, None, "the columns id, tokens, heads, labels, source",
-                               "no " + ", ".join(missing) + "; columns " + ", ".join(table.column_names))
-    columns = [table.column(name).to_pylist() for name in ("id", "tokens", "heads", "labels")]
-    expected = "a dependency parse whose heads form a tree over the tokens"
-    for row, (id_, tokens, heads, labels) in enumerate(zip(*columns), start=1):
-        if id_ is None:
-            raise InputFormatError(path, None, "an id on every row", f"row {row}: none")
-        if tokens is None or heads is None or labels is None or None in heads:
-            raise InputFormatError(path, None, expected, f"id {id_!r} (row {row}): missing tokens, heads or labels")
-        try:
-            parse = Parse(tuple(tokens), tuple(int(h) for h in heads), tuple(labels))
-        except (ParseError, TypeError, ValueError) as error:
-            raise InputFormatError(path, None, expected, f"id {id_!r} (row {row}): {error}") from None
-        if id_ in parses:
-            raise InputFormatError(path, None, "one parse per id", f"id {id_!r} (row {row}) again, first in "
-                                   f"{seen_in[id_].name}")
-        parses[id_] = parse
-        seen_in[id_] = path
-
-
-def read_parses(path: str | os.PathLike) -> dict[str, Parse]:
-    """The parses of a Parquet file, or of every ``part-*.parquet`` of a directory, by id.
-
-    Every stored parse is checked: unequal lengths, a head outside the sentence
-    or a cycle give an :class:`~irgrid.errors.InputFormatError` naming the file
-    and the row's id; so does an id stored twice.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise InputFormatError(path, None, "a Parquet file or directory of parses", "no such file")
-    files = _shard_paths(path, "parse files") if path.is_dir() else [path]
-    parses: dict[str, Parse] = {}
-    seen_in: dict[str, Path] = {}
-    for file in files:
-        _read_parses_file(file, parses, seen_in)
-    return parses
-
-
 # ---------------------------------------------------------------------- documents and queries
 
 
 def _document_shards(docs_dir: Path) -> list[Path]:
     """The documents' shards in order, each checked to have string columns docno and text."""
-    shards = _shard_paths(docs_dir, "document shards")
+    shards = shard_paths(docs_dir, "document shards")
     for shard in shards:
         try:
             schema = pq.read_schema(shard)

@@ -1,6 +1,6 @@
 """Where a clique's query terms sit in each sentence's parse tree, looked up once per query set.
 
-:class:`SentenceParses` holds a collection's parses (:mod:`irgrid.sentences.parsing`) by
+:class:`SentenceParses` holds a collection's parses (:mod:`irgrid.sentences.parsing` makes them) by
 index docid, each token mapped through the index's analyzer to the terms it yields (so a
 stemmed, stopped query term finds its token); :func:`tree_values` gives, for one clique and
 the sentences of its postings, the values the sentence model scores:
@@ -24,10 +24,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..collections.dependency_parse import Parse
+from ..collections.dependency_parse import Parse, read_parses
 from ..errors import InputFormatError
-from .parsing import read_parses
-from .tree import ParseTree, clique_values
+from .trees import ParseTree, clique_values
 
 
 class SentenceParses:
@@ -42,7 +41,7 @@ class SentenceParses:
 
     @classmethod
     def load(cls, path: str | os.PathLike, index) -> SentenceParses:
-        """The parses stored at ``path`` (:func:`irgrid.sentences.parsing.read_parses`) for ``index``'s documents."""
+        """The parses stored at ``path`` (:func:`irgrid.collections.dependency_parse.read_parses`) for ``index``'s documents."""
         return cls(read_parses(path), index.docnos, index.analyzer, source=str(path))
 
     def tree(self, docid: int) -> tuple[ParseTree, tuple[tuple[str, ...], ...]]:
