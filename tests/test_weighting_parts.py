@@ -1,7 +1,8 @@
-"""A weighting function added as one declaration plus one registry line scores through every path.
+"""A weighting function added as one file plus one registry line scores through every path.
 
 The tiny weighting here (a TF-IDF with a log tf, (1 + ln tf) ln(N / df), no document part)
-stands for a new file in src/irgrid/models/parts/: its scores on a 3-document index are checked
+stands for a new file in src/irgrid/models/parts/ (its parts and the family that scores with them)
+and its line in the family registry (MODEL_FAMILIES): its scores on a 3-document index are checked
 against numbers worked out by hand, and the fused kernel's, the numpy path's and per-query
 scoring's runs against each other bit for bit.
 """
@@ -65,9 +66,9 @@ EXPECTED = {"q1": [("d3", 1.256379167), ("d1", 0.686512105), ("d2", 0.405465108)
 
 @pytest.fixture(params=[True, False], ids=["length-read", "tabulated"])
 def model(request, monkeypatch):
-    # the registry line, and the weighting once as a part of every posting, once as one tabulated per block
+    # the registry line (the family's; the kernel finds the weighting by its key, no other list needs it),
+    # and the weighting once as a part of every posting, once as one tabulated per block
     weighting = dataclasses.replace(LOG_TF_IDF, reads_length=request.param)
-    monkeypatch.setitem(WEIGHTINGS, weighting.name, weighting)
     monkeypatch.setattr(LogTFIDF, "parts", weighting)
     monkeypatch.setattr(LogTFIDF, "weighting", weighting)
     monkeypatch.setitem(MODEL_FAMILIES, LogTFIDF.name, LogTFIDF)

@@ -1,7 +1,9 @@
-"""The weighting functions the fused kernel scores: each one file declaring its parts, and this registry.
+"""The weighting functions the fused kernel scores, each one file declaring its parts; ``WEIGHTINGS``
+names the project's own for their families (the kernel finds a weighting by its key, not here).
 
-Adding one: a file here with its :class:`~irgrid.models.parts.base.Weighting`, a line below, and
-``weighting = WEIGHTINGS[...]`` on its model (a :class:`~irgrid.models.base.WeightedModel`).
+Adding one: a file here with its :class:`~irgrid.models.parts.base.Weighting` and the family that
+scores with it (a :class:`~irgrid.models.base.WeightedModel` with ``parts`` set to it), and the
+family's line in :data:`irgrid.models.MODEL_FAMILIES` (tests/test_weighting_parts.py does this).
 """
 
 from __future__ import annotations
