@@ -13,7 +13,7 @@ on Cranfield) in a scratch directory (``--directory``, as the tests do; results/
 Then it prints the number of cells and jobs, the wall time of step 2, and where the core-seconds
 went (``cores x wall``):
 
-- chunk jobs: the time each ``irgrid chunk`` command logs (cli.py: from the start of the command;
+- chunk jobs: the time each ``irgrid chunk`` command logs (irgrid.cli.retrieval: from the start of the command;
   imports, then retrieval and evaluation), summed over the jobs' logs;
 - process start-up: jobs x the time a bare ``irgrid --help`` takes (Python and the CLI module,
   measured here: median of 5), an estimate of what each job pays before its command starts;
