@@ -37,8 +37,8 @@ LAYERS = {
 KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package: Path | None = None) -> str:
+    parts = list(path.relative_to((package or PACKAGE).parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -109,14 +109,19 @@ def test_the_known_upward_imports_are_still_there():
     assert not gone, f"remove from KNOWN_UPWARD: {gone}"
 
 
+def _fake_package(root: Path, files: dict[str, str]) -> Path:
+    """A package ``irgrid`` under ``root`` holding ``files`` (path inside the package -> source)."""
+    for name, text in files.items():
+        path = root / "irgrid" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "irgrid"
+
+
 def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
     """The scan finds an engine module importing glue (the test's own check)."""
-    fake = tmp_path / "irgrid"
-    (fake / "models").mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "models" / "__init__.py").write_text("")
-    (fake / "models" / "bad.py").write_text("def f():\n    from ..tables import x\n")
-    (fake / "tables.py").write_text("x = 1\n")
+    fake = _fake_package(tmp_path, {"__init__.py": "", "models/__init__.py": "",
+                                    "models/bad.py": "def f():\n    from ..tables import x\n", "tables.py": "x = 1\n"})
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     assert ("irgrid.models.bad", "irgrid.tables") in _upward_imports()
 
@@ -163,11 +168,8 @@ def test_function_local_imports_defer_a_dependency_and_say_why():
 
 def test_the_local_import_scan_sees_a_silent_import(tmp_path, monkeypatch):
     """The scan tells a commented deferral from a silent one (the test's own check)."""
-    fake = tmp_path / "irgrid"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("")
-    (fake / "mod.py").write_text("def f():\n    # deferred: heavy\n    import scipy\n\n\n"
-                                 "def g():\n    x = 1\n    import numpy\n    return x\n")
+    fake = _fake_package(tmp_path, {"__init__.py": "", "mod.py": "def f():\n    # deferred: heavy\n    import scipy\n\n\n"
+                                                                "def g():\n    x = 1\n    import numpy\n    return x\n"})
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     whys = {where.rsplit(":", 1)[1]: why for where, _, why in _function_local_imports()}
     assert whys == {"3": "deferred: heavy", "8": None}
@@ -176,11 +178,7 @@ def test_the_local_import_scan_sees_a_silent_import(tmp_path, monkeypatch):
 def _module_graph(package: Path) -> dict[str, set[str]]:
     """Module -> the package's modules it imports (at the top or in a function); ``from X import y``
     counts as importing X.y where y is a module, else X."""
-    def name_of(path: Path) -> str:
-        parts = list(path.relative_to(package.parent).with_suffix("").parts)
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-    files = {name_of(path): path for path in sorted(package.rglob("*.py"))}
+    files = {_module_name(path, package): path for path in sorted(package.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
         own_package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
@@ -239,10 +237,7 @@ def test_no_import_cycles():
 
 
 def test_the_cycle_check_sees_a_cycle(tmp_path):
-    fake = tmp_path / "irgrid"
-    (fake / "engine").mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "engine" / "__init__.py").write_text("from .a import x\n")
-    (fake / "engine" / "a.py").write_text("x = 1\n\n\ndef f():\n    from ..b import y\n    return y\n")
-    (fake / "b.py").write_text("from irgrid.engine import a\ny = 2\n")
+    fake = _fake_package(tmp_path, {"__init__.py": "", "engine/__init__.py": "from .a import x\n",
+                                    "engine/a.py": "x = 1\n\n\ndef f():\n    from ..b import y\n    return y\n",
+                                    "b.py": "from irgrid.engine import a\ny = 2\n"})
     assert _cycles(_module_graph(fake)) == [["irgrid.b", "irgrid.engine.a"]]
