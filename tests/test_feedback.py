@@ -353,3 +353,15 @@ def test_the_second_stage_gives_the_same_runs_a_block_of_queries_at_a_time(monke
     for one, other in zip(whole, blocked):
         assert len(one) > 5
         assert one.equals(other)
+
+
+def test_a_textbook_rm3_grid_with_fb_max_df_gives_each_points_own_run():
+    # the filtered counts are made once for the grid and shared by its points
+    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
+    grid = [{"mu": 30.0, "fb_docs": fb_docs, "fb_terms": 5, "original_query_weight": 0.5, "fb_max_df": 0.15}
+            for fb_docs in (1, 2, 3)]
+    queries = topics("banana", "cherry fig")
+    runs = retrieve_grid(index, queries, "ql_dirichlet+rm3", grid, depth=10)
+    for point, run in zip(grid, runs):
+        assert run.equals(retrieve_grid(index, queries, "ql_dirichlet+rm3", [point], depth=10)[0])
+        assert len(run) > 2

@@ -78,10 +78,14 @@ def expanded_queries(method: str, index, query_tokens: Mapping[str, list[str]], 
             words = sorted({word for counts in terms_of.values() for word in counts})
             df = vectors_cache["df"] = {word: stats[0] for word, stats in index.term_stats(words).items()}
     if method == "rm3" and max_df < 1.0:
-        # the counts of the words found in at most fb_max_df of the documents; |D| stays the document's length
-        common = {word for word, count in df.items() if count / index.num_docs > max_df}
-        terms_of = {d: Counter({w: tf for w, tf in terms_of[int(d)].items() if w not in common})
-                    for docids, _ in rankings.values() for d in map(int, docids[:fb_docs])}
+        # the counts of the words found in at most fb_max_df of the documents, made once for the grid's
+        # points of this fb_max_df; |D| stays the document's length
+        key = ("counts below max_df", max_df)
+        if key not in vectors_cache:
+            common = {word for word, count in df.items() if count / index.num_docs > max_df}
+            vectors_cache[key] = {d: Counter({w: tf for w, tf in counts.items() if w not in common})
+                                  for d, counts in terms_of.items()}
+        terms_of = vectors_cache[key]
     for qid, tokens in query_tokens.items():
         docids, scores = rankings[qid]
         docids, scores = docids[:fb_docs], scores[:fb_docs]
