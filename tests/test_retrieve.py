@@ -224,3 +224,48 @@ def test_radix_sorted_keys_are_numpys_sort(keys, spread_bits):
     narrow = np.unique((values >> np.int64(spread_bits)) if spread_bits else values)
     for array in (values, narrow, -narrow[::-1]):
         assert _sorted_keys(array.copy()).tolist() == np.sort(array).tolist()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES + ["piv", "fdm"]),
+       depth=st.integers(1, 20), seed=st.integers(0, 10**6), budget=st.integers(0, 12), rows=st.integers(0, 40),
+       mus=st.lists(st.sampled_from([1.0, 50.0, 2000.0]), min_size=1, max_size=6))
+def test_a_query_set_in_blocks_ranks_as_the_whole_set(docs, texts, family, depth, seed, budget, rows, mus):
+    # a query set over the postings budget is read and ranked a block of queries at a time, and with
+    # more than one block the points a few at a time: every point's run must be the per-query path's
+    import irgrid.retrieve as retrieve
+    from irgrid.retrieve import retrieve_grid
+
+    rng = np.random.default_rng(seed)
+    docnos = [f"d{n:03d}" for n in rng.permutation(len(docs))]
+    index = TinyIndex(dict(zip(docnos, docs)))
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    model = get_model(family)
+    points = [model.check_point({"mu": mu} if "mu" in model.parameter_names() else {}) for mu in mus]
+    saved = retrieve.QUERY_BLOCK_POSTINGS, retrieve.PASS_RESULT_ROWS
+    retrieve.QUERY_BLOCK_POSTINGS, retrieve.PASS_RESULT_ROWS = budget, rows
+    try:
+        runs = retrieve_grid(index, topics, family, points, depth)
+    finally:
+        retrieve.QUERY_BLOCK_POSTINGS, retrieve.PASS_RESULT_ROWS = saved
+    scorer = Scorer(index)
+    prepared = scorer.prepare(topics, model, points)
+    assert len(runs) == len(points)
+    for point, run in zip(points, runs):
+        expected = per_query_run(scorer, model, prepared, point, depth)
+        pd.testing.assert_frame_equal(run.reset_index(drop=True), expected.reset_index(drop=True),
+                                      check_exact=True, check_dtype=False)
+
+
+def test_query_blocks_hold_consecutive_queries_within_the_budget():
+    from irgrid.retrieve import query_blocks
+
+    # df: a 3, b 2, c 1 (four documents); query postings: q1 5, q2 1, q3 6, q4 0, q5 3
+    index = TinyIndex({"d1": ["a", "b"], "d2": ["a", "b"], "d3": ["a", "c"], "d4": ["d"]})
+    topics = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4", "q5"], "text": ["a b", "c", "a b c", "zz", "a"]})
+    assert [block["qid"].tolist() for block in query_blocks(index, topics, budget=6)] == [
+        ["q1", "q2"], ["q3", "q4"], ["q5"]]
+    # a query over the budget is a block of its own (q1, q3); a set within it is returned whole
+    assert [block["qid"].tolist() for block in query_blocks(index, topics, budget=4)] == [
+        ["q1"], ["q2"], ["q3"], ["q4", "q5"]]
+    assert query_blocks(index, topics, budget=15)[0] is topics

@@ -20,8 +20,9 @@ import dataclasses
 import functools
 import gc
 import logging
+import types
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -43,7 +44,26 @@ from .runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
 #: (candidates x points, float64) stays in a core's cache for a query's typical candidates
 BLOCK_POINTS = 4
+#: postings a block of queries holds at most: a query set whose terms have more is read, scored and
+#: ranked a block of consecutive queries at a time (:meth:`Scorer.grid_tops`), so that a query
+#: process's memory follows a block (its flat arrays: docids, tfs, slots, candidates) and not the set
+QUERY_BLOCK_POSTINGS = 20_000_000
+#: result rows (a docid and a score each) one pass over a query set's blocks holds for its points:
+#: with more than one block, a grid's points are scored this many rows' worth a pass
+PASS_RESULT_ROWS = 25_000_000
 log = logging.getLogger(__name__)
+
+
+def _concatenated_tops(tops: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]):
+    """One ``(docids, scores, offsets)`` of the rankings of consecutive blocks of queries (of one point, or
+    of a block of points: rows of ``docids`` and ``scores``)."""
+    offsets = [np.zeros(1, dtype=np.int64)]
+    rows_before = 0
+    for _, _, block_offsets in tops:
+        offsets.append(block_offsets[1:] + rows_before)
+        rows_before += int(block_offsets[-1])
+    return (np.concatenate([docids for docids, _, _ in tops], axis=-1),
+            np.concatenate([scores for _, scores, _ in tops], axis=-1), np.concatenate(offsets))
 
 
 def _fixed_width_rows(strings: pa.StringArray) -> np.ndarray | None:
@@ -98,6 +118,31 @@ def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
         ]
         queries[qid] = sorted(terms, key=lambda t: t.term)
     return queries
+
+
+def query_blocks(index, topics: pd.DataFrame, budget: int | None = None) -> list[pd.DataFrame]:
+    """``topics`` cut into blocks of consecutive queries whose terms' postings add up to at most ``budget``
+    (:data:`QUERY_BLOCK_POSTINGS` unless given).
+
+    A query's postings are counted from its analysed terms' document frequencies (a feature model's
+    windows are not counted: they have at most as many postings as their rarest term); a query over
+    the budget on its own is a block alone.  ``[topics]`` when the whole set fits, the usual case.
+    """
+    budget = QUERY_BLOCK_POSTINGS if budget is None else budget
+    queries = analyse_queries(index, topics)
+    sizes = [sum(term.df for term in terms) for terms in queries.values()]
+    if sum(sizes) <= budget:
+        return [topics]
+    blocks: list[list[str]] = [[]]
+    held = 0
+    for qid, size in zip(queries, sizes):
+        if blocks[-1] and held + size > budget:
+            blocks.append([])
+            held = 0
+        blocks[-1].append(qid)
+        held += size
+    qids = topics["qid"].astype(str)
+    return [topics[qids.isin(block)] for block in blocks]
 
 
 @dataclass
@@ -239,17 +284,13 @@ class PreparedQuerySet(Sequence):
             found = self._query_caches[q] = QueryCache(self._cache_bytes)
         return found
 
+    def empty_qids(self) -> list[str]:
+        """The queries left with no term of the collection after analysis."""
+        return [qid for q, qid in enumerate(self.qids) if self.query_term_offsets[q + 1] == self.query_term_offsets[q]]
+
     def warn_if_empty(self) -> None:
-        """Queries left with no term of the collection after analysis (all stop words, unknown words,
-        empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
-        empty = [qid for q, qid in enumerate(self.qids)
-                 if self.query_term_offsets[q + 1] == self.query_term_offsets[q]]
-        if empty:
-            examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
-            effect = ("rank their candidates in one tie" if self.allowed is not None
-                      else "retrieve nothing, score 0 in every measure and count in its mean")
-            log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
-                        len(empty), len(self), effect, examples)
+        """Warn of the queries with no term (:func:`warn_of_empty_queries`)."""
+        warn_of_empty_queries(self.empty_qids(), len(self), reranking=self.allowed is not None)
 
     def __len__(self) -> int:
         return len(self.qids)
@@ -269,6 +310,17 @@ class PreparedQuerySet(Sequence):
     @property
     def num_postings(self) -> int:
         return len(self.docids)
+
+
+def warn_of_empty_queries(empty: Sequence[str], num_queries: int, reranking: bool) -> None:
+    """Queries left with no term of the collection after analysis (all stop words, unknown words,
+    empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
+    if empty:
+        examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
+        effect = ("rank their candidates in one tie" if reranking
+                  else "retrieve nothing, score 0 in every measure and count in its mean")
+        log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
+                    len(empty), num_queries, effect, examples)
 
 
 def feature_counts(query: PreparedQuery) -> np.ndarray:
@@ -538,19 +590,82 @@ class Scorer:
         points: Sequence[Mapping[str, float]],
         depth: int = 1000,
     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """:meth:`top` of the whole set at each of ``points``: the same rankings, to the last bit.
+        """:meth:`top` of the whole set at each of ``points``: the same rankings, to the last bit
+        (:meth:`iter_top_points`, all at once)."""
+        return list(self.iter_top_points(model, queries, points, depth))
+
+    def iter_top_points(
+        self,
+        model: RetrievalModel,
+        queries: PreparedQuerySet,
+        points: Sequence[Mapping[str, float]],
+        depth: int = 1000,
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`top` of the whole set at each of ``points`` in order, made a block at a time.
 
         A model with a fused kernel scores a block of up to :data:`BLOCK_POINTS` points per
         pass over the postings (:func:`irgrid.ranking.score_and_rank`; the points of a
-        Dirichlet block share their mu); any other model point by point.
+        Dirichlet block share their mu); any other model point by point. A block's rankings
+        are made when the caller asks for its first point, so a grid's rankings need not all
+        be held at once.
         """
         if model.weighting is None or getattr(queries, "allowed", None) is not None:
-            return [self.top(model, queries, point, depth) for point in points]
-        tops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+            for point in points:
+                yield self.top(model, queries, point, depth)
+            return
         for block in self._blocks(model, queries, points):
             docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries))
-            tops.extend((docids[j], scores[j], offsets) for j in range(len(block)))
-        return tops
+            for j in range(len(block)):
+                yield docids[j], scores[j], offsets
+            del docids, scores
+
+    def grid_tops(
+        self,
+        model: RetrievalModel,
+        topics: pd.DataFrame,
+        points: Sequence[Mapping[str, float]],
+        depth: int = 1000,
+        parses=None,
+    ) -> Iterator[tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """Each of ``points``' rankings of the whole of ``topics``, in order: ``(qids, (docids, scores,
+        offsets))``, the rankings :meth:`prepare` and :meth:`iter_top_points` make, to the last bit.
+
+        A query set whose postings exceed :data:`QUERY_BLOCK_POSTINGS` is prepared and ranked a
+        block of consecutive queries at a time (:func:`query_blocks`; a query's ranking does not
+        depend on the queries beside it), the points a group of :data:`PASS_RESULT_ROWS` rows'
+        worth at a time: each group reads the blocks' postings again, and memory holds one
+        block's postings and one group's rankings.
+        """
+        blocks = query_blocks(self.index, topics)
+        if len(blocks) == 1:
+            queries = self.prepare(topics, model, points, parses=parses)
+            queries.warn_if_empty()
+            for top in self.iter_top_points(model, queries, points, depth):
+                yield queries.qids, top
+            return
+        per_pass = max(BLOCK_POINTS, PASS_RESULT_ROWS // max(1, len(topics) * depth))
+        log.info("%d queries in %d blocks of at most %d postings, %d points a pass", len(topics), len(blocks),
+                 QUERY_BLOCK_POSTINGS, per_pass)
+        for first in range(0, len(points), per_pass):
+            group = points[first:first + per_pass]
+            qids: list[str] = []
+            empty: list[str] = []
+            reranking = False
+            block_tops = []
+            for block in blocks:
+                # every point's features are compiled, as for the whole set: a block's numbers are the set's
+                queries = self.prepare(block, model, points, parses=parses)
+                qids += queries.qids
+                empty += queries.empty_qids()
+                reranking = queries.allowed is not None
+                block_tops.append(list(self.iter_top_points(model, queries, group, depth)))
+                del queries
+            if first == 0:
+                warn_of_empty_queries(empty, len(qids), reranking)
+            for j in range(len(group)):
+                yield qids, _concatenated_tops([tops[j] for tops in block_tops])
+                for tops in block_tops:
+                    tops[j] = None  # this point's rankings are the caller's now
 
     def _blocks(self, model: RetrievalModel, queries: PreparedQuerySet,
                 points: Sequence[Mapping[str, float]]) -> list[list[Mapping[str, float]]]:
@@ -600,13 +715,7 @@ class Scorer:
         cuts = np.searchsorted(postings, np.linspace(postings[0], postings[-1], self.threads + 1)[1:-1])
         bounds = [first, *sorted(set((first + cuts).tolist()) - {first, last}), last]
         with ThreadPoolExecutor(len(bounds) - 1) as pool:
-            parts = list(pool.map(rank_queries, bounds[:-1], bounds[1:]))
-        offsets, rows_before = [np.zeros(1, dtype=np.int64)], 0
-        for _, _, part_offsets in parts:
-            offsets.append(part_offsets[1:] + rows_before)
-            rows_before += int(part_offsets[-1])
-        return (np.concatenate([docids for docids, _, _ in parts], axis=1),
-                np.concatenate([scores for _, scores, _ in parts], axis=1), np.concatenate(offsets))
+            return _concatenated_tops(list(pool.map(rank_queries, bounds[:-1], bounds[1:])))
 
     def rank_candidates(self, model: RetrievalModel, queries: PreparedQuerySet, q: int, point: Mapping[str, float],
                         depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -641,7 +750,7 @@ class Scorer:
     def run_tables(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
                    depth: int = 1000) -> list[pa.Table]:
         """The runs of ``points`` as Arrow tables (:meth:`run_table` of each), scored a block of points a pass."""
-        return self._run_tables(queries, self.top_points(model, queries, points, depth))
+        return self._run_tables(queries, self.iter_top_points(model, queries, points, depth))
 
     def docno_column(self, docids: np.ndarray) -> pa.Array:
         """The docnos of ``docids`` as an Arrow string array (``docnos_arrow.take``).
@@ -658,20 +767,29 @@ class Scorer:
                                            pa.py_buffer(self._docno_rows[docids]))
 
     def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
-        tables = []
-        for docids, ranked_scores, offsets in tops:
-            layout = queries._run_layout
-            if layout is None or layout[0] != offsets.tobytes():
-                counts = np.diff(offsets)
-                query_of_row = np.repeat(np.arange(len(queries), dtype=np.int32), counts)
-                ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
-                qids = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(queries.qids, pa.string()))
-                layout = queries._run_layout = (offsets.tobytes(), qids.cast(pa.string()), pa.array(ranks))
-            tables.append(pa.Table.from_arrays(
-                [layout[1], self.docno_column(docids), layout[2], pa.array(ranked_scores)],
-                schema=RUN_SCHEMA,
-            ))
-        return tables
+        return [self.run_table_of(queries.qids, top, queries) for top in tops]
+
+    def run_table_of(self, qids: Sequence[str], top: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     layout_holder=None) -> pa.Table:
+        """The run (qid, docno, rank, score) of the rankings ``top`` of the queries ``qids``.
+
+        ``layout_holder`` (a prepared set, or any object) keeps the qid and rank columns between
+        calls: the runs of a grid rank the same number of documents a query and share them.
+        """
+        docids, ranked_scores, offsets = top
+        layout = getattr(layout_holder, "_run_layout", None)
+        if layout is None or layout[0] != offsets.tobytes():
+            counts = np.diff(offsets)
+            query_of_row = np.repeat(np.arange(len(qids), dtype=np.int32), counts)
+            ranks = (np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1).astype(np.int32)
+            qid_column = pa.DictionaryArray.from_arrays(pa.array(query_of_row), pa.array(list(qids), pa.string()))
+            layout = (offsets.tobytes(), qid_column.cast(pa.string()), pa.array(ranks))
+            if layout_holder is not None:
+                layout_holder._run_layout = layout
+        return pa.Table.from_arrays(
+            [layout[1], self.docno_column(docids), layout[2], pa.array(ranked_scores)],
+            schema=RUN_SCHEMA,
+        )
 
     def run(
         self,
@@ -731,10 +849,10 @@ def retrieve_grid(
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         parses = SentenceParses.load(parses, index)
-    queries = scorer.prepare(topics, model, checked, parses=parses)
-    queries.warn_if_empty()
+    layout = types.SimpleNamespace(_run_layout=None)  # the qid and rank columns the points' runs share
+    runs = [scorer.run_table_of(qids, top, layout) for qids, top in scorer.grid_tops(model, topics, checked, depth,
+                                                                                      parses=parses)]
     if as_arrow:
-        return scorer.run_tables(model, queries, checked, depth)
-    return [scorer.run(model, queries, point, depth) for point in checked]
-
-
+        return runs
+    # the column types of the per-query path (object strings), whatever pandas' string default
+    return [run.to_pandas().astype({"qid": object, "docno": object}) for run in runs]

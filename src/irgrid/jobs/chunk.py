@@ -156,26 +156,26 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
         from ..features.sentence_parses import SentenceParses
 
         parses = SentenceParses.load(parses, index)
-    queries = scorer.prepare(topics, model, checked, parses=parses)
-    queries.warn_if_empty()
-    qids = pa.array(list(queries.qids), pa.string())
-    keys = judged.keys(list(queries.qids)) if judged is not None else None
-    for docids, scores, offsets in scorer.top_points(model, queries, checked, depth):
-        query_of_row = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(offsets))
+    qid_column = keys = None
+    for qids, (docids, scores, offsets) in scorer.grid_tops(model, topics, checked, depth, parses=parses):
+        if qid_column is None:  # the same queries for every point
+            qid_column = pa.array(list(qids), pa.string())
+            keys = judged.keys(list(qids)) if judged is not None else None
+        query_of_row = np.repeat(np.arange(len(qids), dtype=np.int64), np.diff(offsets))
         ranks = np.arange(len(docids), dtype=np.int64) - offsets[:-1][query_of_row] + 1
         rows = slice(None)
         if keys is not None:
             judged_rows = np.isin(query_of_row * judged.num_docs + docids, keys)
-            last = np.zeros(len(queries), dtype=np.int64)
+            last = np.zeros(len(qids), dtype=np.int64)
             np.maximum.at(last, query_of_row[judged_rows], ranks[judged_rows])
             # the tie group holding a query's last judged document is kept whole: an expected value
             # over the orderings of tied documents counts every document of the group (irgrid.ties)
-            score_at_last = np.full(len(queries), np.nan)
+            score_at_last = np.full(len(qids), np.nan)
             reached = np.flatnonzero(last > 0)
             score_at_last[reached] = scores[offsets[:-1][reached] + last[reached] - 1]
             rows = np.flatnonzero((ranks <= last[query_of_row]) | (scores == score_at_last[query_of_row]))
         yield pa.Table.from_arrays(
-            [qids.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
+            [qid_column.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
              pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA)
 
 
