@@ -128,7 +128,7 @@ def read_parquet_file(path: str | os.PathLike) -> pa.Table:
         return file.read()
 
 
-def _qrels_columns(qrels: pd.DataFrame | pa.Table) -> tuple[list[str], list[str], list[int]]:
+def qrels_columns(qrels: pd.DataFrame | pa.Table) -> tuple[list[str], list[str], list[int]]:
     """The judgements as (qid, docno, relevance) lists of str, str, int, in file order."""
     if isinstance(qrels, pa.Table):
         qid, docno, relevance = (qrels.column(name) for name in ("qid", "docno", "relevance"))
@@ -163,7 +163,7 @@ class RunEvaluator:
         qrels_source: str | os.PathLike = "qrels",
     ):
         self.measures = parse_measures(measure_names)
-        qrel_qids, qrel_docnos, qrel_relevance = _qrels_columns(qrels)
+        qrel_qids, qrel_docnos, qrel_relevance = qrels_columns(qrels)
         judged_all = set(qrel_qids)
         if not judged_all:
             # an evaluation over no query has no mean: say which file is empty, not ir-measures' traceback
@@ -237,10 +237,14 @@ class RunEvaluator:
 
     def evaluate_table(self, run: pd.DataFrame | pa.Table) -> pa.Table:
         """:meth:`evaluate` as an Arrow table of ``EVAL_SCHEMA`` (what `irgrid evaluate` writes, without pandas)."""
+        return self.values_table(self._values(run))
+
+    def values_table(self, values: np.ndarray) -> pa.Table:
+        """The table of ``EVAL_SCHEMA`` of the values of every judged query and measure (row (q, m) at q * M + m)."""
         return pa.table({
             "qid": pa.array(np.repeat(np.asarray(self.judged, dtype=object), len(self.measures)), pa.string()),
             "measure": pa.array(np.tile(np.asarray(self._measure_names, dtype=object), len(self.judged)), pa.string()),
-            "value": pa.array(self._values(run), pa.float64()),
+            "value": pa.array(values, pa.float64()),
         }, schema=EVAL_SCHEMA)
 
     def _values(self, run: pd.DataFrame | pa.Table) -> np.ndarray:

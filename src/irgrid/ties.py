@@ -343,14 +343,14 @@ def evaluate_ties(
     group starting in the top k) touch a relevant document, else 0.
     """
     # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-    from .evaluate import EVAL_SCHEMA, _qrels_columns
+    from .evaluate import EVAL_SCHEMA, qrels_columns
 
     flags = {name: parse_tied_relevant(name) for name in names if str(name).partition("@")[0] == TIED_RELEVANT}
     measures = [parse_tie_measure(name) for name in names if name not in flags]
     missing = {"qid", "docno", "score"} - set(run.column_names)
     if missing:
         raise InputFormatError(run_source, None, "a run with columns qid, docno, score", f"columns {run.column_names}")
-    qrel_qids, qrel_docnos, qrel_grades = _qrels_columns(qrels)
+    qrel_qids, qrel_docnos, qrel_grades = qrels_columns(qrels)
     judgements: dict[str, dict[str, int]] = {}
     for qid, docno, grade in zip(qrel_qids, qrel_docnos, qrel_grades):
         judgements.setdefault(qid, {})[docno] = grade  # a repeated pair keeps its last grade, as in evaluate
@@ -546,14 +546,14 @@ class TiedRelevantScan:
 
     def __init__(self, qrels: pa.Table, judged: Sequence[str], measures: Sequence[str]):
         # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-        from .evaluate import _qrels_columns
+        from .evaluate import qrels_columns
 
         self.judged = [str(qid) for qid in judged]
         self.measures = {name: tie for name in measures if (tie := tie_form(name)) is not None}
         row_of_qid = {qid: row for row, qid in enumerate(self.judged)}
         self._row_of_qid = row_of_qid
         self.judgements: list[dict[str, int]] = [{} for _ in self.judged]
-        for qid, docno, grade in zip(*_qrels_columns(qrels)):
+        for qid, docno, grade in zip(*qrels_columns(qrels)):
             row = row_of_qid.get(qid)
             if row is not None:
                 self.judgements[row][docno] = grade  # a repeated pair keeps its last grade, as in evaluate

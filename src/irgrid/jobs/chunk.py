@@ -90,11 +90,22 @@ def evaluate_chunk(
     # query's last judged document (irgrid.evaluate.RANK_ONLY_MEASURES): those rows are picked here on
     # document ids, and only they get their docno strings.
     judged = _JudgedDocuments(qrels, topic_qids, index) if not tie_aware and _rank_only(names) else None
+    # The measures trec_measures computes are taken from the rankings' document ids; ir-measures
+    # evaluates the run table otherwise (a feedback family's runs come as tables only).
+    # deferred: its kernel loads numba, which irgrid.tables (importing this module) does without
+    from .trec_measures import RankedJudgements, supported
+
+    ranked_judgements = None
+    if evaluator is not None and not tie_aware and supported(names):
+        ranked_judgements = RankedJudgements(evaluator, qrels, _docnos_of(index))
     for family, positions in positions_of.items():
         points = [decode_point(cells[p][2]) for p in positions]
         runs = _scored_runs(index, topics, family, points, depth, threads, parses, judged)
-        for run, position in zip(runs, positions):
-            per_query = evaluator.evaluate_table(run) if evaluator else None
+        for (run, ranking), position in zip(runs, positions):
+            if ranked_judgements is not None and ranking is not None:
+                per_query = ranked_judgements.evaluate_table(*ranking)
+            else:
+                per_query = evaluator.evaluate_table(run) if evaluator else None
             if tie_aware:
                 tied = evaluate_ties(run, qrels, tie_aware, evaluator.judged if evaluator else topic_qids,
                                      run_source=f"{cells[position][0]}/{cells[position][2]}")
@@ -104,6 +115,11 @@ def evaluate_chunk(
             evaluations[position] = _with_cell(per_query, cells[position][0], cells[position][2])
         del runs  # a family's runs are dropped before the next family's are scored
     return pa.concat_tables(evaluations).combine_chunks()
+
+
+def _docnos_of(index) -> pa.Array:
+    docnos = getattr(index, "docnos_arrow", None)
+    return docnos if docnos is not None else pa.array(np.asarray(index.docnos, dtype=object), pa.string())
 
 
 def _rank_only(names: Sequence[str]) -> bool:
@@ -117,9 +133,7 @@ class _JudgedDocuments:
     rows up to each query's last judged document without a docno string per row."""
 
     def __init__(self, qrels: pa.Table, topic_qids: Sequence[str], index):
-        docnos = getattr(index, "docnos_arrow", None)
-        if docnos is None:
-            docnos = pa.array(np.asarray(index.docnos, dtype=object), pa.string())
+        docnos = _docnos_of(index)
         self.num_docs = len(docnos)
         topics = set(topic_qids)
         qids = [str(qid) for qid in qrels.column("qid").to_pylist()]
@@ -135,8 +149,9 @@ class _JudgedDocuments:
 
 
 def _scored_runs(index, topics, family: str, points, depth: int, threads: int, parses, judged):
-    """Each point's run as an Arrow table (qid, docno, rank, score), in ``points`` order: the runs of
-    ``retrieve_grid`` (the same rankings: Scorer.top_points), with only the rows up to each query's last
+    """Each point's run as an Arrow table (qid, docno, rank, score), in ``points`` order, with its
+    rankings ``(qids, docids, offsets)`` (None for a family with a feedback stage): the runs of
+    ``retrieve_grid`` (the same rankings: Scorer.grid_tops), with only the rows up to each query's last
     judged document when ``judged`` is given (what the evaluation reads)."""
     # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
     from ..models import get_model
@@ -148,7 +163,9 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
         # deferred: the scorer (numba) loads only in jobs that score; irgrid.tables imports this module
         from ..feedback import retrieve_with_feedback
 
-        yield from retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=True)
+        for run in retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth,
+                                          as_arrow=True):
+            yield run, None
         return
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
@@ -176,7 +193,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
             rows = np.flatnonzero((ranks <= last[query_of_row]) | (scores == score_at_last[query_of_row]))
         yield pa.Table.from_arrays(
             [qid_column.take(pa.array(query_of_row[rows])), scorer.docnos_arrow.take(pa.array(docids[rows])),
-             pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA)
+             pa.array(ranks[rows].astype(np.int32)), pa.array(scores[rows])], schema=RUN_SCHEMA), (qids, docids, offsets)
 
 
 def _with_cell(per_query: pa.Table, model: str, params: str) -> pa.Table:
