@@ -1,4 +1,4 @@
-"""Peer systems for benchmarks/scale.py: bm25s and tantivy behind one small interface.
+"""Peer systems for benchmarks/scale.py: bm25s, tantivy and PISA behind one small interface.
 
 Each peer is a class with
 
@@ -12,10 +12,14 @@ Each peer is a class with
                                               score, as external ids (untimed; for the overlap check)
     settings: str                             what was run, for the printed report
 
-Both peers see the raw text of the synthetic collection: lower-case ASCII pseudo-words of
+Every peer sees the raw text of the synthetic collection: lower-case ASCII pseudo-words of
 two or more letters separated by single spaces, which bm25s's regex tokenizer (no stop
-words, no stemmer), tantivy's "default" tokenizer and irgrid's lucene tokenizer all split
-into the same tokens.
+words, no stemmer), tantivy's "default" tokenizer, PISA's plain-text parser (stemmer "none",
+stop words "none") and irgrid's lucene tokenizer all split into the same tokens.
+
+A peer may also have ``grid(index_dir, topics, points, depth) -> dict``: retrieval of the whole
+query set for each (k1, b) point from the built index, with what each point costs it
+(scale.py's grid section times it beside irgrid's ``retrieve_grid``).
 """
 
 from __future__ import annotations
@@ -187,4 +191,108 @@ class Tantivy:
         return [self.searcher.doc(address)["docno"][0] for _, address in hits], [float(s) for s, _ in hits]
 
 
-PEERS = {"bm25s": BM25S, "tantivy": Tantivy}
+# ------------------------------------------------------------------------------------- PISA
+
+
+class PISA:
+    """PISA through pyterrier-pisa (its compiled extension; PyTerrier's Java is never started):
+    PisaIndex(stemmer="none", stops="none") indexes an iterator of {"docno", "text"} dicts into a
+    forward index and a frequency inverted index (``fwd*``, ``inv.*``: no positions); the first
+    BM25 retriever for a (k1, b) then writes that point's block-max data (``bm25.k1-K.b-B.q0.bmw.64``:
+    each list's and each 64-posting block's maximum score) and a compressed copy of the inverted
+    index (``....block_simdbp``), both named by (k1, b) and made again for any other point. Both
+    are made inside ``build`` for k1=1.2, b=0.75, so that the timed open only maps them.
+
+    BM25 is PISA's: idf log((N - df + 0.5) / (df + 0.5)) (floored at 1e-6) times (k1 + 1), tf
+    / (tf + k1 (1 - b + b |d|/avgdl)) with exact document lengths, float32; the default query
+    algorithm block_max_wand, top ``depth``. A query is one row through ``PisaRetrieve.transform``
+    (the public per-query call, pandas in and out); ``batch`` is the whole query set in one
+    ``transform``, 1 thread.
+    """
+
+    name = "pisa"
+
+    def __init__(self, threads: int = 1, batch_size: int = 100_000):
+        import pyterrier_pisa
+
+        self.pisa = pyterrier_pisa
+        self.threads, self.batch_size = threads, batch_size
+        self.settings = (f"pyterrier-pisa {pyterrier_pisa.__version__}: PisaIndex(stemmer='none', stops='none', "
+                         f"text_field='text', threads={threads}, batch_size={batch_size:,}) (PISA's tbb pool "
+                         f"threads + 1), index(iterator of dicts), then the bm25(k1=1.2, b=0.75) block-max data "
+                         f"+ compressed index (block_simdbp, 64-posting blocks) made in the build; query: "
+                         f"bm25(k1, b, num_results=k, threads=1) block_max_wand, transform of a one-row "
+                         f"DataFrame per query (batch: the whole set); no positions")
+
+    def _index(self, index_dir, threads: int | None = None):
+        return self.pisa.PisaIndex(str(index_dir), text_field="text", stemmer="none", stops="none",
+                                   threads=threads or self.threads, batch_size=self.batch_size)
+
+    def build(self, docs_dir, out_dir) -> dict:
+        import time
+
+        def documents():
+            for docnos, texts in iter_shards(docs_dir):
+                for docno, text in zip(docnos, texts):
+                    yield {"docno": docno, "text": text}
+
+        index = self._index(out_dir)
+        start = time.perf_counter()
+        index.index(documents())
+        indexed = time.perf_counter() - start
+        index.bm25(k1=1.2, b=0.75, num_results=10, threads=1)  # the block-max data + compressed index
+        return {"num_docs": index.num_docs(), "num_terms": index.num_terms(), "index_s": round(indexed, 2),
+                "bm25_point_s": round(time.perf_counter() - start - indexed, 2)}
+
+    def open(self, index_dir, topics, k1: float, b: float, depth: int) -> None:
+        import pandas as pd
+
+        self.retriever = self._index(index_dir).bm25(k1=k1, b=b, num_results=depth, threads=1)
+        self.topics = pd.DataFrame({"qid": [str(q) for q in topics["qid"]], "query": list(topics["text"])})
+        self.frames = [self.topics.iloc[i:i + 1] for i in range(len(self.topics))]
+
+    def query(self, i: int):
+        return self.retriever.transform(self.frames[i])  # DataFrame: qid, query, docno, score, rank
+
+    def batch(self) -> None:
+        self.retriever.transform(self.topics)
+
+    def top(self, result, n: int):
+        result = result.sort_values("rank", kind="stable").head(n)
+        result = result[result["score"] > 0]
+        return [str(d) for d in result["docno"]], [float(s) for s in result["score"]]
+
+    def grid(self, index_dir, topics, points: list[dict], depth: int) -> dict:
+        """Each (k1, b) point as pyterrier-pisa runs it: ``bm25(k1, b)`` makes the point's block-max
+        data and compressed index (none of them exist in a fresh copy of the built index: its
+        ``fwd*``, ``inv.*`` and metadata linked into a scratch directory), then the whole query set
+        in one ``transform``. Per point: seconds and CPU seconds of the two steps."""
+        import shutil
+        import tempfile
+        import time
+
+        import pandas as pd
+
+        index_dir = Path(index_dir)
+        frame = pd.DataFrame({"qid": [str(q) for q in topics["qid"]], "query": list(topics["text"])})
+        per_point, rows = [], 0
+        scratch = Path(tempfile.mkdtemp(prefix="pisa-grid-", dir=index_dir.parent))
+        try:
+            for entry in index_dir.iterdir():
+                if entry.name.startswith(("fwd", "inv")) or entry.name.startswith("pt_"):
+                    (scratch / entry.name).symlink_to(entry.resolve())
+            index = self._index(scratch, threads=1)
+            for point in points:
+                t0, c0 = time.perf_counter(), time.process_time()
+                retriever = index.bm25(k1=point["k1"], b=point["b"], num_results=depth, threads=1)
+                t1, c1 = time.perf_counter(), time.process_time()
+                rows += len(retriever.transform(frame))
+                t2, c2 = time.perf_counter(), time.process_time()
+                per_point.append({"point": point, "prepare_s": t1 - t0, "prepare_cpu_s": c1 - c0,
+                                  "retrieve_s": t2 - t1, "retrieve_cpu_s": c2 - c1})
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return {"rows": rows, "per_point": per_point}
+
+
+PEERS = {"bm25s": BM25S, "tantivy": Tantivy, "pisa": PISA}

@@ -1,7 +1,7 @@
-"""Scale benchmark: irgrid against peers (bm25s, tantivy) on one synthetic collection, in one run.
+"""Scale benchmark: irgrid against peers (bm25s, tantivy, pisa) on one synthetic collection, in one run.
 
     python benchmarks/scale.py [--docs 1000000] [--collection DIR] [--repeats 3]
-                               [--peers bm25s,tantivy] [--skip-build] [--no-porter] [--no-sdm]
+                               [--peers bm25s,tantivy[,pisa]] [--skip-build] [--no-porter] [--no-sdm]
                                [--baseline SMALLER.json] [--json OUT]
 
 The collection is irgrid.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
@@ -28,8 +28,12 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
                 takes after its imports), and the batch call where the system has one. Every
                 system's imports are made before the timed open (a peer's constructor imports its
                 package; irgrid's imports its modules) and printed apart.
-  (c) grid      irgrid only: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
+  (c) grid      irgrid: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
                 point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
+                A peer with a grid method (pisa) runs the same points from its built index, each
+                point paying what that peer must redo for a new (k1, b) (PISA: the point's
+                block-max data and compressed index, then the query set): grid / single beside
+                irgrid's.
   (d) SDM       benchmarks/dependence.py's bm25 and sdm children on its queries of 3-5 terms:
                 q/s including open + prepare, SDM beside BM25 (--no-sdm to skip).
   (e) evaluation  with --evaluation: benchmarks/evaluation.py on this collection's synthetic qrels and
@@ -86,6 +90,9 @@ RSS_FLAT_RATIO = 1.25
 #: token ids in memory, so its peak grows with the documents; skipped where that passes this share of RAM
 BM25S_BYTES_PER_DOC = 5485 * 2**20 / 1_000_000
 PEER_RAM_SHARE = 0.8
+
+#: peers whose class has grid(index_dir, topics, points, depth): timed in (c) beside irgrid's grid
+GRID_PEERS = ("pisa",)
 
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -254,13 +261,20 @@ def child(task: dict) -> dict:
                 json.dump(top, handle)
     elif kind == "grid":
         topics = read_topics(task["topics"], task["num_queries"])
-        import irgrid.retrieve  # noqa: F401
+        engine = task.get("engine", "irgrid")
+        if engine == "irgrid":
+            import irgrid.retrieve  # noqa: F401
+        else:
+            peer = make_system(engine, task["peer_options"])  # imports its package, untimed
 
         start, start_cpu = time.perf_counter(), time.process_time()
-        out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
+        if engine == "irgrid":
+            out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
+            out["call"] = irgrid_grid_label()
+        else:
+            out.update(peer.grid(task["index"], topics, task["points"], task["depth"]))
         out["seconds"] = time.perf_counter() - start
         out["cpu_seconds"] = time.process_time() - start_cpu
-        out["call"] = irgrid_grid_label()
     else:
         raise ValueError(kind)
     out["self_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -468,6 +482,25 @@ def summarise_sdm(sdm: dict) -> dict:
     return out
 
 
+def summarise_peer_grids(peer_grids: dict) -> dict:
+    """A peer's single point and 20-point grid (wall and CPU s) and, per point, what it redid
+    (``prepare``: PISA's block-max data + compressed index) against the query set."""
+    out = {}
+    for engine, runs in peer_grids.items():
+        entry: dict = {}
+        for name in ("single", "grid20"):
+            entry[name] = [r["seconds"] for r in runs.get(name, [])]
+            entry[f"{name}_cpu"] = [r["cpu_seconds"] for r in runs.get(name, [])]
+        points = [x for r in runs.get("grid20", []) for x in r.get("per_point", [])]
+        for key in ("prepare_s", "prepare_cpu_s", "retrieve_s", "retrieve_cpu_s"):
+            entry[f"point_{key}"] = [x[key] for x in points]
+        if entry["single"] and entry["grid20"]:
+            entry["ratio_per_repeat"] = [g / s for s, g in zip(entry["single"], entry["grid20"])]
+            entry["cpu_ratio_per_repeat"] = [g / s for s, g in zip(entry["single_cpu"], entry["grid20_cpu"])]
+        out[engine] = entry
+    return out
+
+
 def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> None:
     p = lambda *a: print(*a, flush=True)  # noqa: E731
     p()
@@ -533,6 +566,19 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
             p(f"  CPU s (process time: a loaded machine inflates wall time)  single {spread(g['single_cpu'], '{:.2f}')}"
               f"  grid {spread(g['grid20_cpu'], '{:.2f}')}  grid / single {med(g['grid20_cpu']) / med(g['single_cpu']):.2f}"
               f" (per repeat {', '.join(f'{r:.2f}' for r in g['cpu_ratio_per_repeat'])})")
+    for engine, pg in (summary.get("peer_grid") or {}).items():
+        if not (pg.get("single") and pg.get("grid20")):
+            continue
+        p(f"(c) {engine} grid: the same points from its built index, each point redoing what a new (k1, b) needs "
+          f"(block-max data + compressed index), then the query set in one transform; fresh child each")
+        p(f"  single point   {spread(pg['single'], '{:.2f}')} s   CPU {spread(pg['single_cpu'], '{:.2f}')} s")
+        p(f"  20-point grid  {spread(pg['grid20'], '{:.2f}')} s   CPU {spread(pg['grid20_cpu'], '{:.2f}')} s")
+        p(f"  grid / single  {med(pg['grid20']) / med(pg['single']):.2f} wall, "
+          f"{med(pg['grid20_cpu']) / med(pg['single_cpu']):.2f} CPU s (ratio of medians; per repeat "
+          f"{', '.join(f'{r:.2f}' for r in pg['ratio_per_repeat'])} wall)")
+        p(f"  per grid point: prepare {spread(pg['point_prepare_s'], '{:.2f}')} s (CPU "
+          f"{spread(pg['point_prepare_cpu_s'], '{:.2f}')}), query set {spread(pg['point_retrieve_s'], '{:.2f}')} s "
+          f"(CPU {spread(pg['point_retrieve_cpu_s'], '{:.2f}')}); over all points of all repeats")
 
     sdm = summary.get("sdm")
     if sdm:
@@ -618,6 +664,20 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
         if g.get("single_cpu"):
             r = med(g["grid20_cpu"]) / med(g["single_cpu"])
             goal("20-point grid / one point (CPU s)", r, "<= 1.5x", r <= GOALS["grid_ratio"], "x")
+    for engine, pg in (summary.get("peer_grid") or {}).items():
+        if g.get("single") and pg.get("single") and pg.get("grid20"):
+            ours, theirs = med(g["grid20"]) / med(g["single"]), med(pg["grid20"]) / med(pg["single"])
+            p(f"  {'20-point grid / one point, ' + engine + ' beside irgrid (wall)':54s} {theirs:>13,.2f}x   irgrid "
+              f"{ours:.2f}x ({med(g['grid20']):.2f} / {med(g['single']):.2f} s), {engine} "
+              f"{med(pg['grid20']):.2f} / {med(pg['single']):.2f} s; {engine} grid / irgrid grid "
+              f"{med(pg['grid20']) / med(g['grid20']):.2f}x")
+            if g.get("single_cpu") and pg.get("single_cpu"):
+                ours = med(g["grid20_cpu"]) / med(g["single_cpu"])
+                theirs = med(pg["grid20_cpu"]) / med(pg["single_cpu"])
+                p(f"  {'20-point grid / one point, ' + engine + ' beside irgrid (CPU s)':54s} {theirs:>13,.2f}x   "
+                  f"irgrid {ours:.2f}x ({med(g['grid20_cpu']):.2f} / {med(g['single_cpu']):.2f} s), {engine} "
+                  f"{med(pg['grid20_cpu']):.2f} / {med(pg['single_cpu']):.2f} s; {engine} grid / irgrid grid "
+                  f"{med(pg['grid20_cpu']) / med(g['grid20_cpu']):.2f}x")
     r = versus(b, "irgrid", "index_bytes")
     goal("index size with positions, irgrid / tantivy", r, "<= 1.2x", r <= PEER_GOALS["index_bytes"], "x")
     # tantivy keeps no forward index (irgrid's is its own output, built only for the violation-counting
@@ -731,7 +791,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path,
                         help="where the indexes are built; default benchmarks/.data/indexes/<collection name>")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--peers", default="bm25s,tantivy", help="comma-separated: bm25s, tantivy (or empty)")
+    parser.add_argument("--peers", default="bm25s,tantivy", help="comma-separated: bm25s, tantivy, pisa (or empty)")
     parser.add_argument("--skip-build", action="store_true",
                         help="reuse the indexes in --work (building a missing one once, untimed), time queries only")
     parser.add_argument("--no-porter", action="store_true", help="skip the extra irgrid build with the Porter stemmer")
@@ -739,6 +799,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="use the first N queries only")
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--tantivy-heap", type=int, default=512_000_000, help="tantivy writer heap, bytes (total)")
+    parser.add_argument("--pisa-threads", type=int, default=1,
+                        help="PisaIndex(threads=N) for the pisa build (PISA's pool is N + 1 threads)")
     parser.add_argument("--evaluation", action="store_true",
                         help="(e): run benchmarks/evaluation.py on this collection (its synthetic qrels) and irgrid's index")
     parser.add_argument("--no-sdm", action="store_true", help="skip (d), SDM beside BM25 (dependence.py's children)")
@@ -758,7 +820,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that run_child ends its child tree
     peers = [name for name in args.peers.split(",") if name]
     for name in peers:
-        if name not in ("bm25s", "tantivy"):
+        if name not in ("bm25s", "tantivy", "pisa"):
             parser.error(f"unknown peer {name!r}")
     collection = args.collection or DEFAULT_SCRATCH / f"syn-{args.docs}"
     import psutil
@@ -778,9 +840,10 @@ def main() -> None:
     log_dir = work / "logs"
     log_dir.mkdir(exist_ok=True)
     docs_dir, topics_path = collection / "docs", collection / "topics.parquet"
-    peer_options = {"tantivy": {"heap_size": args.tantivy_heap, "num_threads": 2}}
+    peer_options = {"tantivy": {"heap_size": args.tantivy_heap, "num_threads": 2},
+                    "pisa": {"threads": args.pisa_threads}}
     index_dirs = {"irgrid": work / "irgrid", "irgrid-porter": work / "irgrid-porter",
-                  "bm25s": work / "bm25s", "tantivy": work / "tantivy"}
+                  "bm25s": work / "bm25s", "tantivy": work / "tantivy", "pisa": work / "pisa"}
     import pyarrow.parquet as pq
 
     num_queries = pq.read_metadata(topics_path).num_rows if args.queries is None else args.queries
@@ -851,16 +914,28 @@ def main() -> None:
                   f"(load {result['loadavg_1min']:.1f})",
                   flush=True)
 
-    # (c) grid
+    # (c) grid: irgrid, then each peer that has a grid method, interleaved by repeat
+    peer_grids: dict[str, dict[str, list]] = {}
+    grid_engines = ["irgrid"] + [name for name in peers if name in GRID_PEERS]
     if not args.no_grid:
         for r in range(args.repeats):
-            for name, points in (("single", [BM25_POINT]), ("grid20", GRID_POINTS)):
-                task = {"kind": "grid", "system": name, "index": str(index_dirs["irgrid"]), "topics": str(topics_path),
-                        "num_queries": args.queries, "depth": args.depth, "points": points}
-                result = run_child(task, log_dir, single_thread=True)
-                grids.setdefault(name, []).append(result)
-                print(f"[grid {r + 1}/{args.repeats}] {name:8s} {len(points):3d} points  {result['seconds']:8.2f} s  "
-                      f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f})", flush=True)
+            for engine in grid_engines:
+                for name, points in (("single", [BM25_POINT]), ("grid20", GRID_POINTS)):
+                    index = index_dirs[engine]
+                    task = {"kind": "grid", "system": name if engine == "irgrid" else f"{engine}-{name}",
+                            "engine": engine, "index": str(index), "topics": str(topics_path),
+                            "num_queries": args.queries, "depth": args.depth, "points": points,
+                            "peer_options": peer_options}
+                    result = run_child(task, log_dir, single_thread=True)
+                    (grids if engine == "irgrid" else peer_grids.setdefault(engine, {})).setdefault(name, []).append(result)
+                    prepare = ""
+                    if result.get("per_point"):
+                        prepare = (f"  (per point: prepare {med([x['prepare_s'] for x in result['per_point']]):.2f} s, "
+                                   f"queries {med([x['retrieve_s'] for x in result['per_point']]):.2f} s)")
+                    print(f"[grid {r + 1}/{args.repeats}] {engine:7s} {name:8s} {len(points):3d} points  "
+                          f"{result['seconds']:8.2f} s  CPU {result['cpu_seconds']:8.2f} s  "
+                          f"peak RSS {result['peak_rss_bytes'] / MIB:7,.0f} MiB  (load {result['loadavg_1min']:.1f}){prepare}",
+                          flush=True)
 
     # (d) SDM beside BM25: dependence.py's children on its queries of 3-5 terms
     sdm: dict = {}
@@ -895,6 +970,8 @@ def main() -> None:
 
     overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
     summary = summarise(builds, queries, grids, args.docs, sdm)
+    if peer_grids:
+        summary["peer_grid"] = summarise_peer_grids(peer_grids)
     if evaluation:
         summary["evaluation"] = evaluation
     meta["total_minutes"] = (time.perf_counter() - started) / 60
@@ -906,7 +983,7 @@ def main() -> None:
             json.dump({"meta": meta, "summary": summary, "overlap": overlap,
                        "raw": {"build": builds, "query": {k: [{kk: vv for kk, vv in r.items() if kk != "latencies"}
                                                                for r in v] for k, v in queries.items()},
-                               "grid": grids,
+                               "grid": grids, "peer_grid": peer_grids,
                                "sdm": {k: ([{kk: vv for kk, vv in r.items() if kk != "latencies"} for r in v]
                                            if isinstance(v, list) else v) for k, v in sdm.items()}}},
                       handle, indent=1, default=str)
