@@ -371,6 +371,19 @@ def test_postings_equal_brute_force(texts, num_shards, num_buckets):
         forward = IndexReader(out, forward_path=Path(tmp) / "forward").forward(range(len(docs)))
         assert forward == [analyzer(t) for _, t in docs]
         assert r.num_terms == len(expected)
+        # postings copied straight into a query set's flat arrays: each term at every place asked for
+        placed = sorted(expected)[1::2] + sorted(expected)[:1]
+        placements, at = {}, 0
+        for term in placed + placed[:1]:  # the first term placed twice, as a term two queries share
+            placements.setdefault(term, []).append(at)
+            at += len(expected[term])
+        docids, tfs = np.full(at, -1, np.int32), np.full(at, -1, np.int32)
+        r.postings_into(placements, docids, tfs)
+        for term, starts in placements.items():
+            by_doc = expected[term]
+            for start in starts:
+                assert docids[start:start + len(by_doc)].tolist() == sorted(by_doc)
+                assert tfs[start:start + len(by_doc)].tolist() == [len(by_doc[d]) for d in sorted(by_doc)]
         # the flat arrays of window counting: the same postings, some terms at a time
         asked = sorted(expected)[::2] + ["nothere"]
         flat = r.positional_postings(asked)

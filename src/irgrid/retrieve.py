@@ -407,12 +407,7 @@ class Scorer:
             prepared = self._flatten(qids, per_query)
         else:
             queries = analyse_queries(self.index, topics)
-            postings = self.index.postings(sorted({t.term for terms in queries.values() for t in terms}))
-            per_query = [
-                [replaced(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs) for t in terms]
-                for terms in queries.values()
-            ]
-            prepared = self._flatten(list(queries), per_query)
+            prepared = self._read_flat(list(queries), list(queries.values()))
         if CANDIDATES_COLUMN in topics.columns:
             prepared.allowed = self._allowed_docids(topics, prepared.qids)
         return prepared
@@ -455,16 +450,43 @@ class Scorer:
             self._docid_of = {str(docno): docid for docid, docno in enumerate(self.docnos)}
         return self._docid_of
 
+    def _read_flat(self, qids: list[str], per_query: list[list[QueryTerm]]) -> PreparedQuerySet:
+        """:meth:`_flatten` of the queries' analysed terms, their postings read into the flat arrays.
+
+        A term's df is its number of postings, so the layout is known before anything is read, and a
+        reader with ``postings_into`` copies each term's postings from the decoded pages straight to
+        each place a query holds it (one copy instead of two: a term's own arrays, then the flat ones).
+        """
+        terms = [t for query_terms in per_query for t in query_terms]
+        term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum([t.df for t in terms], out=term_offsets[1:])
+        placements: dict[str, list[int]] = {}
+        for t, start in zip(terms, term_offsets[:-1].tolist()):
+            placements.setdefault(t.term, []).append(start)
+        if not hasattr(self.index, "postings_into"):  # another reader (a test's in-memory index)
+            postings = self.index.postings(sorted(placements))
+            return self._flatten(qids, [[replaced(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs)
+                                         for t in query_terms] for query_terms in per_query])
+        docids = np.empty(term_offsets[-1], dtype=np.int32)
+        tfs = np.empty(term_offsets[-1], dtype=np.int32)
+        self.index.postings_into(placements, docids, tfs)
+        return self._flat_set(qids, per_query, terms, term_offsets, docids, tfs)
+
     def _flatten(self, qids: list[str], per_query: list[list[QueryTerm]]) -> PreparedQuerySet:
         """The queries' terms (or features) with their postings laid out in flat arrays."""
         terms = [t for query_terms in per_query for t in query_terms]
-        query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
-        np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
         term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum([len(t.docids) for t in terms], out=term_offsets[1:])
         empty = np.zeros(0, dtype=np.int32)
         docids = np.concatenate([t.docids for t in terms]).astype(np.int32, copy=False) if terms else empty
         tfs = np.concatenate([t.tfs for t in terms]).astype(np.int32, copy=False) if terms else empty
+        return self._flat_set(qids, per_query, terms, term_offsets, docids, tfs)
+
+    def _flat_set(self, qids, per_query, terms, term_offsets, docids, tfs) -> PreparedQuerySet:
+        """The prepared set of ``terms`` (``per_query``'s, one after the other) whose postings are
+        ``docids[term_offsets[i]:term_offsets[i+1]]`` (and ``tfs``)."""
+        query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+        np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
         # each query term's postings become views of the flat arrays
         terms = [
             replaced(t, docids=docids[lo:hi], tfs=tfs[lo:hi])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -144,12 +144,14 @@ class IndexReader:
             found = self._bucket_files[(kind, bucket)] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
         return found
 
-    def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:
-        """Rows ``start .. start+count-1`` of the bucket's ``kind`` file for each ``(start, count)``, per column.
+    def _read_spans(self, bucket: int, kind: str, spans: list[tuple[int, int]]
+                    ) -> tuple[list[np.ndarray], list[int | None]]:
+        """The columns (int32) of the row groups of the bucket's ``kind`` file that overlap the spans
+        ``(start, count)``, and where each span's rows begin in them (None for an empty span).
 
-        Reads the row groups overlapping them in one call and copies the rows out (concatenated, in the
-        order given): the rest of the groups read is freed before the next bucket is read, and its memory
-        reused for that read rather than fresh pages faulted in, which cost more than decoding them.
+        One read for all the spans; the caller copies the rows out, so the rest of the groups read is
+        freed before the next bucket is read, and its memory reused for that read rather than fresh
+        pages faulted in, which cost more than decoding them.
         """
         pf, group_starts = self._bucket_file(bucket, kind)
         groups = sorted({
@@ -164,16 +166,18 @@ class IndexReader:
         data_starts = np.concatenate([[0], np.cumsum(group_rows)]).astype(np.int64)
         local = np.full(len(group_starts), -1, dtype=np.int64)
         local[groups] = data_starts[:-1] - group_starts[groups]
-        columns = []
-        for name in data.column_names:
-            values = data.column(name).to_numpy().astype(np.int32, copy=False)
-            pieces = []
-            for start, count in spans:
-                if count:
-                    lo = int(start + local[int(np.searchsorted(group_starts, start, side="right")) - 1])
-                    pieces.append(values[lo:lo + count])
-            columns.append(np.concatenate(pieces + [np.zeros(0, np.int32)]))
-        return columns
+        columns = [data.column(name).to_numpy().astype(np.int32, copy=False) for name in data.column_names]
+        firsts = [int(start + local[int(np.searchsorted(group_starts, start, side="right")) - 1]) if count else None
+                  for start, count in spans]
+        return columns, firsts
+
+    def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:
+        """Rows ``start .. start+count-1`` of the bucket's ``kind`` file for each ``(start, count)``, per column
+        (concatenated, in the order given)."""
+        columns, firsts = self._read_spans(bucket, kind, spans)
+        return [np.concatenate([values[first:first + count] for first, (_, count) in zip(firsts, spans) if count]
+                               + [np.zeros(0, np.int32)])
+                for values in columns]
 
     def _read_postings(self, terms: Iterable[str], positions: bool):
         """For each bucket holding some of ``terms``: ``(terms found, row ends, docids, tfs, positions or None)``.
@@ -205,6 +209,30 @@ class IndexReader:
                 (values,) = self._read_rows(bucket, "positions",
                                             [(int(positions_start[i]), int(cf_of_id[i])) for i in term_ids])
             yield [term for term, _ in found], ends, docids, tfs, values
+
+    def postings_into(self, placements: Mapping[str, Sequence[int]], docids: np.ndarray, tfs: np.ndarray) -> None:
+        """Copy each term's postings into ``docids`` and ``tfs`` at each offset ``placements[term]`` lists
+        (its df rows from there): a query set's flat arrays filled straight from the decoded pages,
+        without a term's own arrays in between. Every term must be in the index."""
+        terms = list(placements)
+        ids = self.term_ids(terms)
+        if (ids < 0).any():
+            raise KeyError(f"not in the index: {terms[int(np.flatnonzero(ids < 0)[0])]!r}")
+        table = self._term_table()
+        bucket_of_id = table.column("bucket").to_numpy()
+        start_of_id = table.column("start").to_numpy()
+        df_of_id = table.column("df").to_numpy()
+        by_bucket: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        for term, i in zip(terms, ids.tolist()):
+            by_bucket[int(bucket_of_id[i])].append((term, i))
+        for bucket in sorted(by_bucket):
+            found = by_bucket[bucket]
+            spans = [(int(start_of_id[i]), int(df_of_id[i])) for _, i in found]
+            (bucket_docids, bucket_tfs), firsts = self._read_spans(bucket, "postings", spans)
+            for (term, _), first, (_, count) in zip(found, firsts, spans):
+                for at in placements[term] if count else ():
+                    docids[at:at + count] = bucket_docids[first:first + count]
+                    tfs[at:at + count] = bucket_tfs[first:first + count]
 
     def postings(self, terms: Iterable[str], positions: bool = False) -> dict[str, Postings]:
         """Postings of ``terms`` (absent terms omitted), reading only the row groups that hold them."""
