@@ -165,7 +165,9 @@ def main() -> None:
     name = f"synthetic-{args.synthetic_docs}" if args.synthetic_docs else args.collection
     data = args.data / f"feedback-{name}"
     data.mkdir(parents=True, exist_ok=True)
+    print(f"  [{time.strftime('%H:%M:%S')}] preparing the documents and irgrid's index", file=sys.stderr, flush=True)
     docs, index, topics, qrels = prepare_inputs(args, data)
+    print(f"  [{time.strftime('%H:%M:%S')}] Pyserini's index", file=sys.stderr, flush=True)
     lucene = pyserini_index(args.pyserini_python, docs, data)
 
     import pyarrow.parquet as pq
@@ -206,17 +208,30 @@ def main() -> None:
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("irgrid_one", "irgrid_grid", "pyserini_one",
                                                                      "pyserini_grid", "pyserini_grid_one_process")}
     irgrid_default = pyserini_default = None
+    def progress(label: str, wall: float, cpu: float) -> None:
+        # as each timing lands (stderr), so that a run stopped part way still shows what it measured
+        print(f"  [{time.strftime('%H:%M:%S')}] {label}: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+              f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+
     for _ in range(args.repeats):
         wall, cpu, outs = irgrid_job([DEFAULT_POINT], "one")
+        progress("irgrid, one point", wall, cpu)
         samples["irgrid_one"].append((wall, cpu))
         irgrid_default = outs[0]
         samples["irgrid_grid"].append(irgrid_job(POINTS, "grid")[:2])
+        progress("irgrid, the grid", *samples["irgrid_grid"][-1])
         wall, cpu, outs = pyserini_job([DEFAULT_POINT], "one")
+        progress("Pyserini, one point", wall, cpu)
         samples["pyserini_one"].append((wall, cpu))
         pyserini_default = outs[0]
-        per_point = [pyserini_job([point], f"grid-{i}")[:2] for i, point in enumerate(POINTS)]
-        samples["pyserini_grid"].append((sum(w for w, _ in per_point), sum(c for _, c in per_point)))
+        # the one-process grid before the per-point one, the longest, so a run stopped part way has it
         samples["pyserini_grid_one_process"].append(pyserini_job(POINTS, "grid-one-process")[:2])
+        progress("Pyserini, the grid in one process", *samples["pyserini_grid_one_process"][-1])
+        per_point = []
+        for i, point in enumerate(POINTS):
+            per_point.append(pyserini_job([point], f"grid-{i}")[:2])
+            progress(f"Pyserini, grid point {i + 1}/{len(POINTS)} (a process)", *per_point[-1])
+        samples["pyserini_grid"].append((sum(w for w, _ in per_point), sum(c for _, c in per_point)))
     for key, values in samples.items():
         record[f"{key}_wall_s"] = statistics.median(w for w, _ in values)
         record[f"{key}_cpu_s"] = statistics.median(c for _, c in values)
