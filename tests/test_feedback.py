@@ -14,6 +14,8 @@ from irgrid.feedback import stage
 from irgrid.feedback.axiom import JavaRandom, _mutual_information, pool
 from irgrid.feedback.rm3 import anserini_document_vector, anserini_relevance_model, relevance_model
 from irgrid.models import get_model
+from irgrid.models.feedback import feedback_model
+from irgrid.models.sentence import SentenceMRF
 from irgrid.retrieve import Scorer, retrieve_grid
 from tests.tiny_index import TinyIndex
 
@@ -248,8 +250,10 @@ def test_feedback_families_declare_their_parameters():
         get_model("bm25+rm9")
     with pytest.raises(ConfigError, match="unknown model family 'bm26'"):
         get_model("bm26+rm3")
-    with pytest.raises(ConfigError, match="'mrf_sentence' is built on no bag-of-words family"):
-        get_model("mrf_sentence+rm3")
+    # a feature family on no registered bag-of-words family, declaring none (the sentence MRF declares ql_jm)
+    lonely = type("Lonely", (SentenceMRF,), {"name": "lonely", "expands_as": ""})
+    with pytest.raises(ConfigError, match="'lonely' is built on no bag-of-words family"):
+        feedback_model("lonely+rm3", {"lonely": lonely, "sdm": type(get_model("sdm"))})
     with pytest.raises(ConfigError, match="has a feedback stage already"):
         get_model("bm25+rm3+rm3")
     with pytest.raises(ConfigError, match="drop_unseen"):  # the first-stage family's own checks still run
@@ -258,11 +262,15 @@ def test_feedback_families_declare_their_parameters():
 
 @pytest.mark.parametrize(("family", "expansion"), [("sdm", "ql_dirichlet"), ("fdm", "ql_dirichlet"),
                                                    ("pm", "ql_dirichlet"), ("adm", "kl_ml"), ("bg", "kl_ml"),
-                                                   ("bm25", "bm25"), ("ql_lucene", "ql_lucene")])
+                                                   ("bm25", "bm25"), ("ql_lucene", "ql_lucene"),
+                                                   ("mrf_sentence", "ql_jm")])
 def test_a_feature_familys_expanded_query_is_scored_by_its_bag_of_words_family(family, expansion):
     model = get_model(f"{family}+rm3")
     assert type(model).expansion is type(get_model(expansion))
-    assert set(type(model).expansion.parameter_names()) <= set(model.parameter_names())
+    # each of the expansion family's parameters takes a value of the model's point
+    point = type(model).expansion_point(model.check_point({}))
+    assert list(point) == type(model).expansion.parameter_names()
+    assert set(point.values()) <= set(model.check_point({}).values())
 
 
 def test_sdm_with_rm3_ranks_as_query_likelihood_with_rm3_where_sdm_is_query_likelihood():

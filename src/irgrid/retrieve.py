@@ -409,7 +409,7 @@ class Scorer:
             queries = analyse_queries(self.index, topics)
             prepared = self._read_flat(list(queries), list(queries.values()))
         if CANDIDATES_COLUMN in topics.columns:
-            prepared.allowed = self._allowed_docids(topics, prepared.qids)
+            prepared.allowed = self.allowed_docids(topics, prepared.qids)
         return prepared
 
     def prepare_weighted(self, weighted: Mapping[str, Mapping[str, float]], postings=None) -> PreparedQuerySet:
@@ -429,7 +429,7 @@ class Scorer:
         ]
         return self._flatten([str(qid) for qid in weighted], per_query)
 
-    def _allowed_docids(self, topics: pd.DataFrame, qids: list[str]) -> list[np.ndarray]:
+    def allowed_docids(self, topics: pd.DataFrame, qids: list[str]) -> list[np.ndarray]:
         """Each query's candidates (docnos of the topics' ``candidates`` column) as sorted docids.
 
         A docno the index does not hold is left out (qrels often judge documents a collection
@@ -867,7 +867,8 @@ def retrieve_grid(
     model = get_model(family)
     checked = [model.check_point(point) for point in points]
     if getattr(model, "base", None) is not None:  # a family with a feedback stage (irgrid.feedback)
-        return retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=as_arrow)
+        return retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth, as_arrow=as_arrow,
+                                      parses=parses)
     scorer = Scorer(index, threads=threads)
     if model.uses_parses and parses is not None and not hasattr(parses, "tree"):
         parses = SentenceParses.load(parses, index)

@@ -17,10 +17,14 @@ and :func:`retrieve_with_feedback` computes a grid of its points as
 A family scoring query features (SDM's windows, phrases, ADM's pairs) ranks the feedback documents
 in the first stage; the expanded query is a bag of words, scored in the second stage by the
 bag-of-words family the feature family is built on (:func:`expansion_family`: SDM's is query
-likelihood with its own mu). This is Anserini's ``-sdm -rm3``: ``Rm3Reranker`` searches a
+likelihood with its own mu), or the one it declares (the sentence MRF's: its single-term potential,
+``ql_jm`` with alpha_i as lambda). This is Anserini's ``-sdm -rm3``: ``Rm3Reranker`` searches a
 BooleanQuery of the expanded query's weighted terms with the searcher's similarity.
 
 So a grid over ``fb_docs x fb_terms x original_query_weight`` runs its first stage once.
+
+Topics with a ``candidates`` column (re-ranking: each query ranks its own candidates) keep to them
+in both stages: the feedback documents are the top candidates, the second stage ranks every candidate.
 """
 
 from __future__ import annotations
@@ -144,14 +148,13 @@ def _pool_docids(index, rankings: Mapping[str, tuple], points: Sequence[Mapping[
 
 
 def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Sequence[Mapping[str, float]],
-                           depth: int = 1000, as_arrow: bool = False):
+                           depth: int = 1000, as_arrow: bool = False, parses=None):
     """Runs of the feedback family ``family`` at each of ``points`` (checked), as
     :func:`irgrid.retrieve.retrieve_grid` gives them, scored by ``scorer`` (an :class:`irgrid.retrieve.Scorer`
-    of the index)."""
+    of the index). ``parses``: the collection's sentence parses (a path or a loaded
+    :class:`irgrid.features.sentence_parses.SentenceParses`), read only where the first stage scores
+    parse-tree features (the sentence MRF)."""
     model = get_model(family)
-    if CANDIDATES_COLUMN in topics.columns:
-        raise ConfigError(f"model family {family!r}: feedback retrieves from the collection; these topics re-rank "
-                          "their own candidates")
     index = scorer.index
     base, expansion = model.base(), model.expansion()
     points = [model.check_point(point) for point in points]
@@ -164,7 +167,11 @@ def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Se
         key = tuple(sorted(model.base_point(point).items()))
         base_points[key] = model.base_point(point)
         deepest[key] = max(deepest.get(key, 0), int(point["fb_docs"]))
-    first_queries = scorer.prepare(topics, base, list(base_points.values()))
+    if base.uses_parses and parses is not None and not hasattr(parses, "tree"):
+        from ..features.sentence_parses import SentenceParses
+
+        parses = SentenceParses.load(parses, index)
+    first_queries = scorer.prepare(topics, base, list(base_points.values()), parses=parses)
     first_queries.warn_if_empty()
     rankings: dict[tuple, dict[str, tuple]] = {}
     for key, base_point in base_points.items():
@@ -191,11 +198,16 @@ def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Se
                                  rankings[tuple(sorted(model.base_point(point).items()))], terms_of,
                                  model.feedback_point(point), vectors_cache) for point in points]
     words_of = {qid: sorted({word for queries in expanded for word in queries[qid]}) for qid in query_tokens}
+    allowed = None
+    if CANDIDATES_COLUMN in topics.columns:
+        allowed = dict(zip(query_tokens, scorer.allowed_docids(topics, list(query_tokens))))
     tables: list[list[pa.Table]] = [[] for _ in points]
     for block in query_blocks(index, words_of, FEEDBACK_BLOCK_POSTINGS):
         postings = index.postings(sorted({word for qid in block for word in words_of[qid]}))
         for point, queries, parts in zip(points, expanded, tables):
             prepared = scorer.prepare_weighted({qid: queries[qid] for qid in block}, postings)
+            if allowed is not None:  # each query re-ranks its own candidates, as in the first stage
+                prepared.allowed = [allowed[qid] for qid in block]
             parts.append(scorer.run_table(expansion, prepared, model.expansion_point(point), depth))
         del postings
     runs = []

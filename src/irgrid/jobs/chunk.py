@@ -164,7 +164,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
         from ..feedback import retrieve_with_feedback
 
         for run in retrieve_with_feedback(Scorer(index, threads=threads), topics, family, checked, depth,
-                                          as_arrow=True):
+                                          as_arrow=True, parses=parses):
             yield run, None
         return
     scorer = Scorer(index, threads=threads)

@@ -144,6 +144,13 @@ class RetrievalModel:
     #: the family whose ranking this one reproduces (KL divergence with an ML query model ranks as
     #: Dirichlet query likelihood), so that fair-budget checks treat them as one family; "" for none
     ranks_as: ClassVar[str] = ""
+    #: the bag-of-words family that scores this family's expanded query (``<family>+rm3``:
+    #: :func:`irgrid.models.feedback.expansion_family`) where this family declares it rather than being
+    #: defined on it: a registered family's name, "" for none declared (the sentence MRF: ``ql_jm``)
+    expands_as: ClassVar[str] = ""
+    #: with ``expands_as``: which of this family's parameters each of the expansion family's takes its
+    #: value from, ``{expansion family's parameter: this family's}`` (one not named: the same name)
+    expansion_parameters: ClassVar[Mapping[str, str]] = {}
     #: the most words a query phrase may have for this family: a longer one (a long noun phrase of a
     #: parse) is cut to its last this many words before analysis (irgrid.features.prepare.analyzed_queries);
     #: None takes every phrase whole

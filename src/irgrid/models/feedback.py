@@ -77,20 +77,59 @@ class FeedbackModel(RetrievalModel):
 
     @classmethod
     def expansion_point(cls, point: Mapping[str, float]) -> dict[str, float]:
-        """The point of the expansion family: the family's parameters it shares (SDM's mu for QL)."""
-        return {name: point[name] for name in cls.expansion.parameter_names()}
+        """The point of the expansion family: the family's parameters it shares (SDM's mu for QL), or
+        those it declares (:func:`expansion_parameters`: the sentence MRF's alpha_i as ql_jm's lambda)."""
+        return {name: point[own] for name, own in expansion_parameters(cls.base, cls.expansion).items()}
 
 
 def _scores_a_bag_of_words(model: type[RetrievalModel]) -> bool:
     return not (model.uses_features or model.scores_candidates or issubclass(model, FeedbackModel))
 
 
+def _within(inner: Parameter, outer: Parameter) -> bool:
+    """Whether every value ``inner`` admits, ``outer`` admits."""
+    low = inner.low > outer.low or (inner.low == outer.low and (outer.low_inclusive or not inner.low_inclusive))
+    high = inner.high < outer.high or (inner.high == outer.high and (outer.high_inclusive or not inner.high_inclusive))
+    return low and high
+
+
+def expansion_parameters(base: type[RetrievalModel], expansion: type[RetrievalModel]) -> dict[str, str]:
+    """Which of ``base``'s parameters each of the expansion family's takes its value from:
+    ``{expansion's parameter: base's}``, by name unless ``base`` declares otherwise
+    (:attr:`RetrievalModel.expansion_parameters`, with :attr:`RetrievalModel.expands_as`)."""
+    declared = base.expansion_parameters if base.expands_as == expansion.name else {}
+    return {name: declared.get(name, name) for name in expansion.parameter_names()}
+
+
+def _declared_expansion(base: type[RetrievalModel], families: Mapping[str, type[RetrievalModel]]
+                        ) -> type[RetrievalModel]:
+    """The family ``base`` declares (``expands_as``), checked: a bag-of-words family each of whose
+    parameters is one of ``base``'s over no wider a range."""
+    expansion = families.get(base.expands_as)
+    if expansion is None or not _scores_a_bag_of_words(expansion):
+        raise ConfigError(f"model family {base.name!r} declares {base.expands_as!r} as the family scoring its "
+                          "expanded query, which is no registered bag-of-words family")
+    own = {parameter.name: parameter for parameter in base.parameters}
+    unknown = sorted(set(base.expansion_parameters) - set(expansion.parameter_names()))
+    if unknown:
+        raise ConfigError(f"model family {base.name!r}: {expansion.name!r} has no parameter {unknown[0]!r}")
+    for parameter in expansion.parameters:
+        mapped = own.get(expansion_parameters(base, expansion)[parameter.name])
+        if mapped is None or not _within(mapped, parameter):
+            raise ConfigError(f"model family {base.name!r}: {expansion.name!r}'s parameter {parameter.name!r} "
+                              "takes its value from none of its parameters with the same range")
+    return expansion
+
+
 def expansion_family(base: type[RetrievalModel], families: Mapping[str, type[RetrievalModel]]
                      ) -> type[RetrievalModel] | None:
-    """The family that scores a bag of weighted words for ``base``: ``base`` itself where it scores
-    one, else the nearest registered bag-of-words family ``base`` is defined on (its method resolution
-    order), whose parameters ``base`` has (SDM, FDM and the phrase models: ql_dirichlet; BG, CULM,
-    ADM: kl_ml); None where there is none (the sentence MRF)."""
+    """The family that scores a bag of weighted words for ``base``: the one ``base`` declares
+    (``expands_as``: the sentence MRF's single-term potential is ``ql_jm`` with its alpha_i as lambda),
+    else ``base`` itself where it scores one, else the nearest registered bag-of-words family ``base``
+    is defined on (its method resolution order), whose parameters ``base`` has (SDM, FDM and the
+    phrase models: ql_dirichlet; BG, CULM, ADM: kl_ml); None where there is none."""
+    if base.expands_as:
+        return _declared_expansion(base, families)
     for cls in base.__mro__:
         if (isinstance(cls, type) and issubclass(cls, RetrievalModel) and _scores_a_bag_of_words(cls)
                 and getattr(cls, "name", "") and families.get(cls.name) is cls
@@ -130,5 +169,7 @@ def feedback_model(family: str, families: Mapping[str, type[RetrievalModel]]) ->
             "base": base,
             "expansion": expansion,
             "method": method,
+            # the first stage's query set is prepared with the collection's parses (the sentence MRF's)
+            "uses_parses": base.uses_parses,
         })
     return made

@@ -89,6 +89,10 @@ class SentenceMRF(FeatureModel):
     scores_candidates = True
     #: its clique features carry values from the sentences' parse trees (compile_query_set asks for them)
     uses_parses = True
+    #: ``mrf_sentence+rm3``'s expanded query is a bag of words: scored by the single-term potential,
+    #: Jelinek-Mercer query likelihood with alpha_i, the collection's weight, as ql_jm's lambda
+    expands_as = "ql_jm"
+    expansion_parameters = {"lambda": "alpha_i"}
 
     def compile(self, query, points):
         caps = sorted({whole_number(p["max_terms"], "max_terms", self.name, 2) for p in points})
