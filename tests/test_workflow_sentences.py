@@ -48,6 +48,9 @@ EXPERIMENT = {
         "kld": {"family": "kl_ml", "grid": {"mu": [10, 50]}},
         "word_count": {"family": "word_count"},
         "mrf_fdm": {"family": "mrf_sentence", "grid": {"alpha_i": 0.5, "lambda_sr": [0.1, 0.3], "lambda_pr": 0.1}},
+        # RM3 on the MRF: feedback sentences from the MRF (with the parses), the expansion scored by ql_jm
+        "mrf_sdm_rm3": {"family": "mrf_sentence+rm3", "grid": {"alpha_i": 0.5, "lambda_sr": 0.3, "fb_docs": 2,
+                                                                "fb_terms": 5}},
     },
     "baseline": "kld",
     "table_measures": ["AP", "RR", "P@1"],
@@ -110,3 +113,8 @@ def test_answer_tsv_collection_through_the_sentence_experiment(tmp_path):
     assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2, "T4": 2}  # every candidate ranked
     [run] = list(cell_runs(workdir, "mini_qa", "porter_smart", "test+judged", "mrf_fdm", "any").values())
     assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2}
+    # with feedback: re-ranking keeps to each question's candidates, retrieval draws from the pool
+    [run] = list(cell_runs(workdir, "mini_qa", "porter_smart", "test+judged", "mrf_sdm_rm3", "any").values())
+    assert run.groupby("qid").size().to_dict() == {"T1": 3, "T2": 3, "T3": 2}
+    [run] = list(cell_runs(workdir, "mini_qa", "porter_smart", "test", "mrf_sdm_rm3", "any").values())
+    assert len(run) and set(run["qid"]) <= {"T1", "T2", "T3", "T4"}
