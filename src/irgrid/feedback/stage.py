@@ -37,6 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import ConfigError
+from ..features.sentence_parses import SentenceParses
 from ..models import get_model
 from ..models.base import RetrievalModel
 from ..runs import CANDIDATES_COLUMN
@@ -168,8 +169,6 @@ def retrieve_with_feedback(scorer, topics: pd.DataFrame, family: str, points: Se
         base_points[key] = model.base_point(point)
         deepest[key] = max(deepest.get(key, 0), int(point["fb_docs"]))
     if base.uses_parses and parses is not None and not hasattr(parses, "tree"):
-        from ..features.sentence_parses import SentenceParses
-
         parses = SentenceParses.load(parses, index)
     first_queries = scorer.prepare(topics, base, list(base_points.values()), parses=parses)
     first_queries.warn_if_empty()
