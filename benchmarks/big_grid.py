@@ -1,7 +1,7 @@
 """What a 30,000- and a 100,000-cell grid cost the workflow: planning, a full run, reruns, bytes.
 
     python benchmarks/big_grid.py [--workdir DIR] [--before-src DIR] [--before-grids 30k 100k]
-                                  [--skip-run | --skip-plan] [--run-k1 100] [--cores 1]
+                                  [--skip-run | --skip-plan] [--run-k1 100] [--run-b 50] [--cores 1]
                                   [--run-collections adi med] [--repeats 3]
 
 The grids (issue 30): BM25 at K1 values of k1 x B values of b plus query likelihood at 4 mu values,
@@ -16,7 +16,8 @@ Printed, each a median where repeated, with the peak resident memory of the Snak
 1. ``snakemake -n`` of each grid from nothing (cells, jobs, seconds, MB); with ``--before-src``
    the same with another checkout's package, workflow and config/ (the code before a change),
    measured in this run, and the ratio;
-2. unless ``--skip-run``: the 30,024-cell grid (or one of ``--run-k1`` k1 values over its range) run on
+2. unless ``--skip-run``: the 30,024-cell grid (or one of ``--run-k1`` k1 and ``--run-b`` b values over its
+   ranges: ``--run-b 167`` is the 100,224-cell grid) run on
    ``--run-collections`` (the two smallest by default), ``--cores`` cores
    (``--config collections_only=...``): seconds, jobs, bytes of
    results/ (and of results/ less the indexes, shards and benchmark files: what the grid stores),
@@ -148,6 +149,8 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-plan", action="store_true", help="the run, no-op and changed value only")
     parser.add_argument("--run-k1", type=int, default=100,
                         help="k1 values of the grid the full run runs (100: the 30k grid; fewer on a loaded machine)")
+    parser.add_argument("--run-b", type=int, default=50,
+                        help="b values of the grid the full run runs (50: the 30k grid; 167: the 100k grid)")
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--run-collections", nargs="+", default=["adi", "med"])
     parser.add_argument("--repeats", type=int, default=3, help="dry runs per measurement (median)")
@@ -162,7 +165,7 @@ def main(argv=None) -> int:
     if args.skip_plan:
         grids = {}
     if not args.skip_run:
-        grids["run"] = (args.run_k1, 50)
+        grids["run"] = (args.run_k1, args.run_b)
     workdirs = {}
     for name, (k1_values, b_values) in grids.items():
         workdirs[name] = root / name
@@ -208,11 +211,13 @@ def main(argv=None) -> int:
         figures["run"] = {"collections": args.run_collections, "cells": run_cells, "seconds": seconds,
                           "max_rss_mb": mb, "jobs": jobs, "results_bytes": total, "grid_bytes": grid_bytes,
                           "wall": time.perf_counter() - started}
-        print(f"\nfull run of the grid of {args.run_k1} k1 x 50 b + {len(MUS)} mu on {', '.join(args.run_collections)} "
+        print(f"\nfull run of the grid of {args.run_k1} k1 x {args.run_b} b + {len(MUS)} mu on "
+              f"{', '.join(args.run_collections)} "
               f"({run_cells:,} cells), "
               f"--cores {args.cores}: {seconds:.0f} s, Snakemake peak {mb:.0f} MB, jobs {json.dumps(jobs)}", flush=True)
         print(f"results/: {total / 1e6:.1f} MB; less indexes, shards, benchmarks: {grid_bytes / 1e6:.2f} MB "
-              f"= {grid_bytes / run_cells:.0f} bytes a cell (x 30,024 cells = {grid_bytes / run_cells * 30024 / 1e6:.0f} MB)",
+              f"= {grid_bytes / run_cells:.0f} bytes a cell (x {figures['cells_run']:,} cells = "
+              f"{grid_bytes / run_cells * figures['cells_run'] / 1e6:.0f} MB)",
               flush=True)
         noop = plan("no-op", workdir, REPO, args.repeats, ["--config", *subset], logs)
         figures["noop"] = noop

@@ -50,12 +50,11 @@ def make_rankings(index: Path, topics: Path, out: Path) -> None:
     model = get_model("bm25")
     points = [model.check_point(point) for point in POINTS]
     arrays = {}
-    qids = None
     for j, (qids, (docids, _, offsets)) in enumerate(Scorer(IndexReader(index)).grid_tops(
             model, read_topics(topics), points, 1000)):
         arrays[f"docids{j}"] = docids
         arrays[f"offsets{j}"] = offsets
-    arrays["qids"] = np.array(qids)
+        arrays["qids"] = np.array(qids)  # the same queries for every point
     np.savez(out, **arrays)
 
 

@@ -18,8 +18,8 @@ grid, 18 points. Timed as fresh processes, wall and CPU seconds (children's rusa
 median of ``--repeats``:
 
 * irgrid, one point, and the grid in one ``irgrid retrieve`` job (``--family``: by default
-  ``bm25_lucene+rm3_anserini``, Lucene's BM25 to its float arithmetic, scored through the numpy
-  path; ``bm25+rm3_anserini``, the textbook BM25, has the fused kernel), as a workflow chunk runs it;
+  ``bm25_lucene+rm3_anserini``, Lucene's BM25 to its float arithmetic; ``bm25+rm3_anserini``, the
+  textbook BM25), as a workflow chunk runs it;
 * Pyserini, one point (``LuceneSearcher`` + ``set_bm25`` + ``set_rm3`` + ``batch_search``, a JVM
   each); the grid as a researcher reruns it, a process per point; and the grid in one process
   (one JVM and searcher, ``set_rm3`` before each point's ``batch_search``).

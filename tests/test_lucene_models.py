@@ -33,6 +33,20 @@ def test_one_byte_lengths_decode_as_lucenes():
         assert lucene_length([int(length)])[0] == decoded
 
 
+def test_the_kernels_norm_length_is_the_reference_ports():
+    # the fused kernel's per-posting L(|D|) (irgrid.models.parts.bm25_lucene) against the SmallFloat port
+    import numpy as np
+
+    from irgrid.models.parts.bm25_lucene import lucene_norm_length
+
+    lengths = np.arange(200_001)
+    expected = lucene_length(lengths)
+    got = np.array([lucene_norm_length(float(n)) for n in lengths])
+    assert np.array_equal(got, expected)
+    for length, decoded in LUCENE["decoded_lengths"].items():
+        assert lucene_norm_length(float(length)) == decoded
+
+
 def test_norm_bytes_keep_the_order_of_lengths():
     previous = -1
     for length in range(0, 5000):

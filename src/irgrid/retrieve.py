@@ -47,7 +47,7 @@ BLOCK_POINTS = 4
 #: postings a block of queries holds at most: a query set whose terms have more is read, scored and
 #: ranked a block of consecutive queries at a time (:meth:`Scorer.grid_tops`), so that a query
 #: process's memory follows a block (its flat arrays: docids, tfs, slots, candidates) and not the set
-QUERY_BLOCK_POSTINGS = 20_000_000
+QUERY_BLOCK_POSTINGS = 10_000_000
 #: result rows (a docid and a score each) one pass over a query set's blocks holds for its points:
 #: with more than one block, a grid's points are scored this many rows' worth a pass
 PASS_RESULT_ROWS = 25_000_000

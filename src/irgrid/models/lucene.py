@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Parameter, RetrievalModel
-from .parts.bm25 import lucene_idf
+from .base import Parameter, RetrievalModel, WeightedModel
+from .parts import WEIGHTINGS
 
 
 def _long_to_int4(value: int) -> int:
@@ -71,11 +71,13 @@ def lucene_length(lengths) -> np.ndarray:
     return LENGTH_TABLE[encoded].reshape(lengths.shape)
 
 
-class BM25Lucene(RetrievalModel):
+class BM25Lucene(WeightedModel):
     """BM25 as Lucene 9's BM25Similarity (Anserini ``-bm25``): ``bm25`` with one-byte document lengths.
 
     score(d, q) = sum_t qtf idf(t) tf / (tf + k1 (1 - b + b L(|d|) / avgdl)),
     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)),  L = :func:`lucene_length`, avgdl exact.
+    Its parts are declared in :mod:`irgrid.models.parts.bm25_lucene` (L computed per posting from
+    the length), shared with the fused kernel.
     """
 
     name = "bm25_lucene"
@@ -85,12 +87,7 @@ class BM25Lucene(RetrievalModel):
         Parameter("b", 0.4, 0.0, 1.0, "document-length normalisation"),
     )
 
-    def term_scores(self, term, doc_lengths, doc_unique_terms, stats, point):
-        tfs = np.asarray(term.tfs, dtype=np.float64)
-        lengths = lucene_length(doc_lengths)
-        idf = float(lucene_idf(term.df, stats.num_docs))
-        k1, b = float(point["k1"]), float(point["b"])
-        return idf * tfs / (tfs + k1 * (1.0 - b + b * lengths / stats.avg_doc_length))
+    parts = WEIGHTINGS["bm25_lucene"]
 
 
 class QLLucene(RetrievalModel):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from .base import Weighting
 from .bm25 import BM25
+from .bm25_lucene import BM25_LUCENE
 from .dirichlet import DIRICHLET
 from .sentence_tfidf import SENTENCE_TFIDF
 
-WEIGHTINGS: dict[str, Weighting] = {weighting.name: weighting for weighting in (BM25, DIRICHLET, SENTENCE_TFIDF)}
+WEIGHTINGS: dict[str, Weighting] = {weighting.name: weighting for weighting in (BM25, BM25_LUCENE, DIRICHLET, SENTENCE_TFIDF)}
 
 __all__ = ["WEIGHTINGS", "Weighting"]

@@ -1,0 +1,104 @@
+"""Where a BM25 grid point's time goes, and what score bounds over the grid could skip.
+
+    python benchmarks/grid_point.py --index benchmarks/.data/indexes/syn-1000000/irgrid \\
+        --topics benchmarks/.data/syn-1000000/topics.parquet
+
+In one process, after ``Scorer.prepare`` (its CPU seconds printed):
+
+1. a point of the fused kernel (``Scorer.top_points``, scoring and ranking in one pass), and a
+   block of ``BLOCK_POINTS`` points, least of ``--repeats`` CPU seconds;
+2. ranking alone: ``irgrid.ranking.top_k`` over the same point's scores of every candidate (the
+   numpy path's ``Scorer.score_all``), least of ``--repeats``: the ranking's share of a point;
+3. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
+   candidate's highest possible score (k1 at its least, b at the end that favours its length) and
+   lowest; a candidate whose highest is below the depth-th largest lowest of its query can rank
+   within the depth at no point of the grid. The share of candidates and postings that survive
+   is what a grid pruned this way would still score at every point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+K1_RANGE, B_RANGE = (0.6, 1.8), (0.3, 0.9)
+
+
+def least_cpu(call, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        call()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--topics", type=Path, required=True)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    import os
+
+    import numpy as np
+
+    from irgrid.index import IndexReader
+    from irgrid.models import get_model
+    from irgrid.models.parts.bm25 import lucene_idf
+    from irgrid.ranking import top_k
+    from irgrid.retrieve import BLOCK_POINTS, Scorer
+    from irgrid.runs import read_topics
+
+    scorer = Scorer(IndexReader(args.index))
+    model = get_model("bm25")
+    point = model.check_point({"k1": 1.2, "b": 0.75})
+    block = [model.check_point({"k1": k1, "b": 0.75}) for k1 in np.linspace(*K1_RANGE, BLOCK_POINTS)]
+    topics = read_topics(args.topics)
+    started = time.process_time()
+    queries = scorer.prepare(topics, model, [point, *block])
+    print(f"{args.index}: {len(queries)} queries, {queries.num_postings:,} postings, {len(queries.candidates):,} "
+          f"candidates; prepare {time.process_time() - started:.3f} CPU s; load average {os.getloadavg()[0]:.1f}")
+    scorer.top_points(model, queries, [point], args.depth)  # the kernel loaded
+    one = least_cpu(lambda: scorer.top_points(model, queries, [point], args.depth), args.repeats)
+    four = least_cpu(lambda: scorer.top_points(model, queries, block, args.depth), args.repeats)
+    scores = scorer.score_all(model, queries, point)
+    ranking = least_cpu(lambda: top_k(scores, queries.candidates, queries.candidate_offsets, scorer.docno_order,
+                                      args.depth), args.repeats)
+    print(f"fused kernel, one point: {one:.3f} CPU s; a block of {BLOCK_POINTS}: {four:.3f} ({four / BLOCK_POINTS:.3f} "
+          f"a point); ranking alone (top_k over the point's scores): {ranking:.3f} = {ranking / one:.0%} of a point "
+          f"(least of {args.repeats})")
+
+    avgdl = scorer.stats.avg_doc_length
+    lengths = queries.posting_lengths.astype(np.float64)
+    tfs = queries.tfs.astype(np.float64)
+    idf = np.repeat(lucene_idf(np.array([t.df for t in queries.terms], dtype=np.float64), scorer.stats.num_docs),
+                    np.diff(queries.term_offsets))
+
+    def part(k1, b):
+        return idf * tfs / (tfs + k1 * (1.0 - b + b * lengths / avgdl))
+
+    longer = lengths > avgdl  # a larger b lowers a longer document's part and raises a shorter one's
+    highest = np.zeros(len(queries.candidates))
+    lowest = np.zeros(len(queries.candidates))
+    np.add.at(highest, queries.global_slots, np.where(longer, part(K1_RANGE[0], B_RANGE[0]), part(K1_RANGE[0], B_RANGE[1])))
+    np.add.at(lowest, queries.global_slots, np.where(longer, part(K1_RANGE[1], B_RANGE[1]), part(K1_RANGE[1], B_RANGE[0])))
+    alive = np.ones(len(queries.candidates), dtype=bool)
+    for q in range(len(queries)):
+        lo, hi = queries.candidate_offsets[q], queries.candidate_offsets[q + 1]
+        if hi - lo > args.depth:
+            threshold = np.partition(lowest[lo:hi], hi - lo - args.depth)[hi - lo - args.depth]
+            alive[lo:hi] = highest[lo:hi] >= threshold
+    print(f"bounds over k1 {K1_RANGE[0]}..{K1_RANGE[1]} x b {B_RANGE[0]}..{B_RANGE[1]}: candidates that could rank "
+          f"within {args.depth} at some point {alive.mean():.3f}, their postings {alive[queries.global_slots].mean():.3f}")
+
+
+if __name__ == "__main__":
+    main()
