@@ -37,7 +37,8 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
   (d) SDM       benchmarks/dependence.py's bm25 and sdm children on its queries of 3-5 terms:
                 q/s including open + prepare, SDM beside BM25 (--no-sdm to skip).
   (e) evaluation  with --evaluation: benchmarks/evaluation.py on this collection's synthetic qrels and
-                irgrid's index (20-run chunk / one run).
+                irgrid's index (`irgrid evaluate` of 20 run files / one), and benchmarks/chunk_evaluation.py
+                (a chunk job's evaluation of 20 rankings / one, by document ids and through ir-measures).
 
 The summary ends with issue 16's goals, a line each, irgrid against tantivy in the same run (q/s
 including open + prepare, index size, build docs/s and peak RSS), the grid ratio, the build's peak
@@ -708,6 +709,8 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
         goal(f"evaluation, {evaluation['runs']}-run chunk / one run (wall; evaluation.py)", r, "<= 2x", r <= 2, "x")
         r = med(evaluation["cpu_ratios"])
         goal(f"evaluation, {evaluation['runs']}-run chunk / one run (CPU s)", r, "<= 2x", r <= 2, "x")
+        for way, r in evaluation.get("chunk", {}).items():
+            goal(f"evaluation in a chunk job, 20 rankings / one (CPU s; {way})", r, "<= 2x", r <= 2, "x")
     else:
         goal("evaluation, 20-run chunk / one run (--evaluation, or evaluation.py on its own)", nan, "<= 2x", False)
     sdm = summary.get("sdm")
@@ -967,6 +970,14 @@ def main() -> None:
         saved = json.loads(evaluation_json.read_text())
         evaluation = {key: saved[key] for key in ("ratios", "cpu_ratios")}
         evaluation["runs"] = saved["many"][0]["runs"]
+        # the chunk job's own path: rankings evaluated in memory, by document ids and through ir-measures
+        chunk_json = work / "chunk-evaluation.json"
+        command = [sys.executable, str(HERE / "chunk_evaluation.py"), "--synthetic", str(collection), "--index",
+                   str(index_dirs["irgrid"]), "--work", str(work / "chunk-evaluation"), "--repeats",
+                   str(args.repeats), "--json", str(chunk_json)]
+        print("(e) " + " ".join(command[1:]), flush=True)
+        subprocess.run(command, check=True, env=env, cwd=str(REPO))
+        evaluation["chunk"] = {way: found["ratio"] for way, found in json.loads(chunk_json.read_text())["summary"].items()}
 
     overlap = {system: top_overlap(tops["irgrid-bm25"], tops[system]) for system in peers if system in tops}
     summary = summarise(builds, queries, grids, args.docs, sdm)
