@@ -17,7 +17,7 @@ from irgrid.models import get_model
 from irgrid.models.feedback import feedback_model
 from irgrid.models.sentence import SentenceMRF
 from irgrid.retrieve import Scorer, retrieve_grid
-from tests.tiny_index import TinyIndex
+from tests.tiny_index import TinyForwardIndex
 
 DOCS = {
     "d1": "apple banana apple cherry".split(),
@@ -26,18 +26,6 @@ DOCS = {
     "d4": "grape honeydew kiwi".split(),
     "d5": "apple banana grape".split(),
 }
-
-
-class ForwardIndex(TinyIndex):
-    """The hand-made index with what feedback reads besides postings: the documents' terms."""
-
-    def __init__(self, docs):
-        super().__init__(docs)
-        self.num_docs = len(docs)
-
-    def forward(self, docids):
-        texts = list(self.docs.values())
-        return [list(texts[int(d)]) for d in docids]
 
 
 def topics(*texts):
@@ -156,7 +144,7 @@ def test_mutual_information_by_hand():
 
 @pytest.mark.parametrize("family", ["bm25", "bm25_lucene", "ql_dirichlet", "ql_lucene", "ql_jm", "kl_ml"])
 def test_whole_weights_score_as_repeated_query_terms(family):
-    index = ForwardIndex(DOCS)
+    index = TinyForwardIndex(DOCS)
     model = get_model(family)
     point = model.check_point({})
     scorer = Scorer(index)
@@ -200,7 +188,7 @@ def brute_force_rm3_bm25(index, query: str, point: dict, depth: int = 10) -> lis
 def test_feedback_run_equals_brute_force():
     # df filter: in 5 documents every word is in more than 10% of them; 100 padding documents keep it off
     docs = DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)}
-    index = ForwardIndex(docs)
+    index = TinyForwardIndex(docs)
     point = {"k1": 1.2, "b": 0.75, "fb_docs": 2, "fb_terms": 3, "original_query_weight": 0.6}
     run = retrieve_grid(index, topics("apple banana"), "bm25+rm3_anserini", [point], depth=10)[0]
     expected = brute_force_rm3_bm25(index, "apple banana", point)
@@ -217,7 +205,7 @@ def test_a_feedback_grid_runs_its_first_stage_once_per_family_point(monkeypatch)
         return original(scorer, model, queries, point, depth)
 
     monkeypatch.setattr(stage, "first_stage", counted)
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     grid = [{"k1": k1, "b": 0.75, "fb_docs": fb_docs, "fb_terms": fb_terms, "original_query_weight": weight}
             for k1 in (0.9, 1.2) for fb_docs in (1, 3) for fb_terms in (2, 5) for weight in (0.3, 0.7)]
     runs = retrieve_grid(index, topics("apple banana", "durian"), "bm25+rm3_anserini", grid, depth=10)
@@ -232,7 +220,7 @@ def test_a_feedback_grid_runs_its_first_stage_once_per_family_point(monkeypatch)
 
 @pytest.mark.parametrize("family", ["bm25", "ql_dirichlet", "ql_lucene", "tfidf", "inl2"])
 def test_feedback_works_with_every_bag_of_words_family(family):
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     run = retrieve_grid(index, topics("apple banana"), f"{family}+rm3", [{}], depth=10)[0]
     # the expansion reaches documents without a query word (d3 shares cherry and fig with d1)
     assert "d3" in set(run["docno"]) and len(run) <= 10
@@ -277,7 +265,7 @@ def test_sdm_with_rm3_ranks_as_query_likelihood_with_rm3_where_sdm_is_query_like
     # SDM with lambda_T = 1 scores a one-word query as query likelihood does (no pair, so no window;
     # the one term's group average is the term), so RM3's posterior over the feedback documents, the
     # expanded query and the second stage (query likelihood at the same mu) are the same
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] if i % 7 == 0 else ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] if i % 7 == 0 else ["pad"] for i in range(100)})
     feedback = {"fb_docs": 3, "fb_terms": 4, "original_query_weight": 0.4}
     sdm = {"mu": 30.0, "lambda_t": 1.0, "lambda_o": 0.0, "lambda_u": 0.0, **feedback}
     queries = topics("apple", "fig", "banana")
@@ -290,7 +278,7 @@ def test_sdm_with_rm3_ranks_as_query_likelihood_with_rm3_where_sdm_is_query_like
 
 def test_rm3_leaves_out_words_of_more_than_fb_max_df_of_the_documents():
     # of 25 documents: apple in 24, banana in 3, cherry and grape in 2 each
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
     feedback_docs = np.array([0, 4])  # d1, d5: both with apple and banana
     rankings = {"1": (feedback_docs, np.array([-1.0, -2.0]))}
     terms_of = stage.document_terms(index, feedback_docs)
@@ -312,7 +300,7 @@ def test_rm3_leaves_out_words_of_more_than_fb_max_df_of_the_documents():
 def test_anserinis_rm3_refuses_negative_first_stage_scores():
     # it weighs a feedback document by its raw score (Lucene's are >= 0); a log-likelihood would turn
     # the relevance model upside down
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     with pytest.raises(ConfigError, match=r"must not be negative.*'\+rm3'"):
         retrieve_grid(index, topics("apple banana"), "ql_dirichlet+rm3_anserini", [{"mu": 30.0}], depth=10)
     assert len(retrieve_grid(index, topics("apple banana"), "ql_lucene+rm3_anserini", [{"mu": 30.0}], depth=10)[0])
@@ -327,7 +315,7 @@ def test_sdm_with_rm3_takes_its_feedback_documents_from_sdm(monkeypatch):
         return original(scorer, model, queries, point, depth)
 
     monkeypatch.setattr(stage, "first_stage", counted)
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     run = retrieve_grid(index, topics("apple banana"), "sdm+rm3", [{"mu": 30.0}], depth=10)[0]
     assert calls == ["sdm"]
     # the expansion reaches documents without a query word (d3 shares cherry and fig with d1)
@@ -335,7 +323,7 @@ def test_sdm_with_rm3_takes_its_feedback_documents_from_sdm(monkeypatch):
 
 
 def test_ax_runs_on_a_collection_smaller_than_its_pool():
-    index = ForwardIndex(DOCS)
+    index = TinyForwardIndex(DOCS)
     model = get_model("bm25+ax_anserini")
     assert model.parameter_names() == ["k1", "b", "fb_docs", "fb_terms", "ax_n", "ax_beta", "ax_seed"]
     # a pool of 2 x 30 documents in a collection of 5: the whole collection, then the query is re-weighted
@@ -347,7 +335,7 @@ def test_ax_runs_on_a_collection_smaller_than_its_pool():
 
 @pytest.mark.parametrize("as_arrow", [True, False])
 def test_the_second_stage_gives_the_same_runs_a_block_of_queries_at_a_time(monkeypatch, as_arrow):
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     queries = topics("apple banana", "durian", "fig grape", "kiwi apple", "elder")
     grid = [{"k1": 1.2, "b": 0.75, "fb_docs": fb_docs, "fb_terms": 3, "original_query_weight": 0.5}
             for fb_docs in (1, 3)]
@@ -365,7 +353,7 @@ def test_the_second_stage_gives_the_same_runs_a_block_of_queries_at_a_time(monke
 
 def test_a_textbook_rm3_grid_with_fb_max_df_gives_each_points_own_run():
     # the filtered counts are made once for the grid and shared by its points
-    index = ForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
+    index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad", "apple"] for i in range(20)})
     grid = [{"mu": 30.0, "fb_docs": fb_docs, "fb_terms": 5, "original_query_weight": 0.5, "fb_max_df": 0.15}
             for fb_docs in (1, 2, 3)]
     queries = topics("banana", "cherry fig")

@@ -25,7 +25,7 @@ from irgrid.models.lm import QLJelinekMercer
 from irgrid.models.sentence import SentenceMRF
 from irgrid.retrieve import Scorer, retrieve_grid
 from tests.common import REPO
-from tests.tiny_index import TinyIndex
+from tests.tiny_index import TinyForwardIndex
 
 # each sentence's tree a chain: the first word the root, every other word's head the word before it
 SENTENCES = {
@@ -38,20 +38,8 @@ SENTENCES = {
 }
 
 
-class SentenceIndex(TinyIndex):
-    """The hand-made index with what feedback reads besides postings: the sentences' terms."""
-
-    def __init__(self, sentences):
-        super().__init__(sentences)
-        self.num_docs = len(sentences)
-
-    def forward(self, docids):
-        texts = list(self.docs.values())
-        return [list(texts[int(d)]) for d in docids]
-
-
 def tiny(sentences=SENTENCES):
-    index = SentenceIndex(sentences)
+    index = TinyForwardIndex(sentences)
     parses = {docno: Parse.from_one_based(tokens, list(range(len(tokens))), ["dep"] * len(tokens))
               for docno, tokens in sentences.items()}
     return index, SentenceParses(parses, index.docnos, index.analyzer)

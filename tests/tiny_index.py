@@ -49,3 +49,15 @@ class TinyIndex:
             if docids:
                 lists[term] = (docids, [[p for p, t in enumerate(docs[i]) if t == term] for i in docids])
         return PositionalPostings.from_lists(lists)
+
+
+class TinyForwardIndex(TinyIndex):
+    """A tiny index with what feedback reads besides postings: each document's terms (its forward index)."""
+
+    def __init__(self, docs):
+        super().__init__(docs)
+        self.num_docs = len(docs)
+
+    def forward(self, docids):
+        texts = list(self.docs.values())
+        return [list(texts[int(d)]) for d in docids]

@@ -229,7 +229,7 @@ class QueryPrefixes:
         self._occurrences_paired = False
 
     def scores(self, model: RetrievalModel, point: Mapping[str, float], stats: CollectionStatistics) -> np.ndarray:
-        """Score of every prefix (the Scorer's summation order, see retrieve.py); ``point`` checked."""
+        """Score of every prefix (the Scorer's summation order, see irgrid.retrieve); ``point`` checked."""
         scores = np.zeros(self.layout.num_tokens, dtype=np.float64)
         for term in self.term_prefixes:
             contribution = model.term_scores(term.prefixes, term.lengths, term.unique, stats, point)
@@ -324,7 +324,7 @@ def _prefix_scores(
     layout: PrefixLayout,
     stats: CollectionStatistics,
 ) -> np.ndarray:
-    """Score of every prefix of the layout (the Scorer's summation order, see retrieve.py)."""
+    """Score of every prefix of the layout (the Scorer's summation order, see irgrid.retrieve)."""
     return QueryPrefixes(layout, terms).scores(model, point, stats)
 
 

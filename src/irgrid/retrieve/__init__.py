@@ -21,25 +21,32 @@ import functools
 import gc
 import logging
 import types
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .features.prepare import compile_query_set
-from .features.sentence_parses import SentenceParses
-from .feedback import retrieve_with_feedback
-from .models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
-from .models.base import replaced
-from .models.parts.base import document_values, tabulated_posting_parts
-from .numba_start import import_arraymath_without_blas_probe
-from .ranking import candidate_slots, score_and_rank, top_k
-from .runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
+from ..features.prepare import compile_query_set
+from ..features.sentence_parses import SentenceParses
+from ..feedback import retrieve_with_feedback
+from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
+from ..models.base import replaced
+from ..numba_start import import_arraymath_without_blas_probe
+from ..ranking import score_and_rank, top_k
+from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
+from .prepared import (
+    QUERY_CACHE_BYTES,
+    PreparedQuery,
+    PreparedQuerySet,
+    QueryCache,
+    analyse_queries,
+    feature_counts,
+    feature_values,
+    warn_of_empty_queries,
+)
 
 #: grid points a fused kernel scores per pass over the postings: a query's block of scores
 #: (candidates x points, float64) stays in a core's cache for a query's typical candidates
@@ -97,29 +104,6 @@ def _cycle_collection_paused():
             gc.enable()
 
 
-def analyse_queries(index, topics: pd.DataFrame) -> dict[str, list[QueryTerm]]:
-    """Each query's distinct terms (qtf, df, cf), postings not yet read: qid -> terms.
-
-    Queries are analysed with the index's own analyzer; terms absent from the
-    collection are dropped (no document can match them, and p(t|C) = 0 would
-    make likelihoods -inf); terms are sorted, which fixes the summation order,
-    so a score is the same whoever computes it (the scorer, the axiom analysis).
-    """
-    analyzer = index.analyzer
-    counted = {str(qid): Counter(analyzer(text)) for qid, text in zip(topics["qid"], topics["text"])}
-    term_stats = index.term_stats(sorted({term for counts in counted.values() for term in counts}))
-    no_postings = np.zeros(0, dtype=np.int32)
-    queries = {}
-    for qid, counts in counted.items():
-        terms = [
-            QueryTerm(term, int(qtf), int(term_stats[term][0]), int(term_stats[term][1]), no_postings, no_postings)
-            for term, qtf in counts.items()
-            if term in term_stats
-        ]
-        queries[qid] = sorted(terms, key=lambda t: t.term)
-    return queries
-
-
 def query_blocks(index, topics: pd.DataFrame, budget: int | None = None) -> list[pd.DataFrame]:
     """``topics`` cut into blocks of consecutive queries whose terms' postings add up to at most ``budget``
     (:data:`QUERY_BLOCK_POSTINGS` unless given).
@@ -143,212 +127,6 @@ def query_blocks(index, topics: pd.DataFrame, budget: int | None = None) -> list
         held += size
     qids = topics["qid"].astype(str)
     return [topics[qids.isin(block)] for block in blocks]
-
-
-@dataclass
-class PreparedQuery:
-    """A query's terms with postings, and where each posting lands among the candidates."""
-
-    qid: str
-    terms: list[QueryTerm]
-    candidates: np.ndarray            # docids containing >= 1 query term (first-occurrence order)
-    slots: list[np.ndarray]           # per term: index into candidates of each posting
-
-
-#: arrays a prepared query set keeps for count-matrix models between grid points, in bytes at most
-QUERY_CACHE_BYTES = 512 * 2**20
-
-
-class QueryCache(dict):
-    """Arrays of one query that every grid point can reuse, within a budget shared by the query set.
-
-    ``get_or_make(key, make)`` keeps what ``make()`` returns while the budget lasts; past it, it
-    makes the array afresh each time: the same numbers, only slower.
-    """
-
-    def __init__(self, used: list[int]):
-        super().__init__()
-        self._used = used
-
-    def get_or_make(self, key, make):
-        found = self.get(key)
-        if found is None:
-            found = make()
-            if self._used[0] + found.nbytes <= QUERY_CACHE_BYTES:
-                self[key] = found
-                self._used[0] += found.nbytes
-        return found
-
-
-class PreparedQuerySet(Sequence):
-    """A query set with the postings of all its terms in flat arrays, ready for many parameter points.
-
-    Term ``i`` of the set (queries one after the other, each query's terms
-    sorted) has its postings at ``term_offsets[i]:term_offsets[i+1]`` of
-    ``docids``/``tfs``; query ``q`` has terms ``query_term_offsets[q]:...[q+1]``
-    and candidates ``candidate_offsets[q]:...[q+1]``; posting ``p`` adds to
-    candidate ``global_slots[p]``.  Document lengths are gathered once per
-    posting and per candidate.  Iterating gives :class:`PreparedQuery` views.
-    """
-
-    def __init__(self, qids, terms, term_offsets, query_term_offsets, docids, tfs, doc_lengths, doc_unique_terms):
-        self.qids: list[str] = qids
-        self.terms: list[QueryTerm] = terms
-        self.term_offsets = term_offsets
-        self.query_term_offsets = query_term_offsets
-        self.docids = docids
-        self.tfs = tfs
-        self.candidates, self.candidate_offsets, self.global_slots = candidate_slots(
-            docids, term_offsets, query_term_offsets, len(doc_lengths))
-        self._doc_lengths = doc_lengths
-        self._doc_unique_terms = doc_unique_terms
-        self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
-        # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
-        self._kernel_inputs: dict = {}
-        # (model name, params) -> a weighting's per-posting parts and per-candidate document values
-        self._block_parts: dict = {}
-        # per query: what a count-matrix model keeps between grid points (its counts, a unigram part per mu)
-        self._query_caches: dict[int, QueryCache] = {}
-        self._cache_bytes = [0]
-        #: per query, the docids it re-ranks (topics with a candidates column), or None: rank the collection
-        self.allowed: list[np.ndarray] | None = None
-        # the qid and rank columns of a run, for the rows per query they were made for: every point of a
-        # grid ranks min(depth, candidates) documents a query, so its runs share them (Scorer.run_table)
-        self._run_layout: tuple[bytes, pa.Array, pa.Array] | None = None
-
-    # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
-    # and making an array the size of the postings costs more than scoring a BM25 point.
-    @functools.cached_property
-    def posting_lengths(self) -> np.ndarray:
-        return self._doc_lengths[self.docids]
-
-    @functools.cached_property
-    def posting_unique_terms(self) -> np.ndarray:
-        return self._doc_unique_terms[self.docids]
-
-    @functools.cached_property
-    def candidate_lengths(self) -> np.ndarray:
-        return self._doc_lengths[self.candidates]
-
-    @functools.cached_property
-    def candidate_unique_terms(self) -> np.ndarray:
-        return self._doc_unique_terms[self.candidates]
-
-    def kernel_inputs(self, model: RetrievalModel, stats: CollectionStatistics, point: Mapping[str, float]):
-        """The fused kernel's inputs for ``model`` at ``point`` (made once per point), plus the query weights."""
-        key = (model.name, tuple(sorted(point.items())))
-        found = self._kernel_inputs.get(key)
-        if found is None:
-            params, term_constants, query_constants, query_lengths = model.kernel_inputs(
-                self.terms, self.query_term_offsets, stats, point)
-            if type(model).term_weight is RetrievalModel.term_weight:
-                term_weights = self.term_qtfs
-            else:
-                term_weights = model.term_weights(self.terms, stats, point)
-            weights = np.array([model.query_weight(self.query_terms(q)) if self.query_term_offsets[q + 1] >
-                                self.query_term_offsets[q] else 1.0 for q in range(len(self))], dtype=np.float64)
-            found = self._kernel_inputs[key] = (params, term_constants, term_weights, query_constants, query_lengths,
-                                                weights)
-        return found
-
-    def block_parts(self, model: RetrievalModel, params: np.ndarray, term_constants: np.ndarray):
-        """Each posting's part (a weighting whose part reads no length) and each candidate's document
-        value (a weighting with a per-document part; Dirichlet's log(|D| + mu)): the same for every
-        point of one block (Scorer._blocks), empty arrays where the weighting has no such part.
-
-        Kept for the last (model, params) only: they are the size of the postings (hundreds of MB for
-        DRCD's phrase families), and the next (model, params) is written into their arrays rather than new
-        ones. The arrays handed out before are overwritten then: a caller uses them before
-        asking for another block (Scorer._top_block).
-        """
-        weighting = model.weighting
-        key = (model.name, params.tobytes())
-        found = self._block_parts.get(key)
-        if found is None:
-            sizes = (0 if weighting.reads_length else len(self.tfs),
-                     0 if weighting.document is None else len(self.candidates))
-            parts, values = self._block_parts.popitem()[1] if self._block_parts else (None, None)
-            if parts is None or (len(parts), len(values)) != sizes:  # another weighting's: not reused
-                parts, values = np.empty(sizes[0], np.float64), np.empty(sizes[1], np.float64)
-            if not weighting.reads_length:
-                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants, self.term_offsets, parts)
-            if weighting.document is not None:
-                document_values(weighting.kernel_key, self.candidate_lengths, params, values)
-            found = self._block_parts[key] = (parts, values)
-        return found
-
-    def query_cache(self, q: int) -> QueryCache:
-        """Query ``q``'s cache of arrays shared by the grid points (all queries share one memory budget)."""
-        found = self._query_caches.get(q)
-        if found is None:
-            found = self._query_caches[q] = QueryCache(self._cache_bytes)
-        return found
-
-    def empty_qids(self) -> list[str]:
-        """The queries left with no term of the collection after analysis."""
-        return [qid for q, qid in enumerate(self.qids) if self.query_term_offsets[q + 1] == self.query_term_offsets[q]]
-
-    def warn_if_empty(self) -> None:
-        """Warn of the queries with no term (:func:`warn_of_empty_queries`)."""
-        warn_of_empty_queries(self.empty_qids(), len(self), reranking=self.allowed is not None)
-
-    def __len__(self) -> int:
-        return len(self.qids)
-
-    def query_terms(self, q: int) -> list[QueryTerm]:
-        return self.terms[self.query_term_offsets[q]:self.query_term_offsets[q + 1]]
-
-    def __getitem__(self, q):
-        if isinstance(q, slice):
-            return [self[i] for i in range(*q.indices(len(self)))]
-        first, last = self.query_term_offsets[q], self.query_term_offsets[q + 1]
-        base = self.candidate_offsets[q]
-        slots = [self.global_slots[self.term_offsets[i]:self.term_offsets[i + 1]] - base for i in range(first, last)]
-        candidates = self.candidates[self.candidate_offsets[q]:self.candidate_offsets[q + 1]]
-        return PreparedQuery(self.qids[q], self.terms[first:last], candidates, slots)
-
-    @property
-    def num_postings(self) -> int:
-        return len(self.docids)
-
-
-def warn_of_empty_queries(empty: Sequence[str], num_queries: int, reranking: bool) -> None:
-    """Queries left with no term of the collection after analysis (all stop words, unknown words,
-    empty text) match nothing: they score 0 in every measure and count in its mean, worth a warning."""
-    if empty:
-        examples = ", ".join(repr(qid) for qid in empty[:5]) + (", ..." if len(empty) > 5 else "")
-        effect = ("rank their candidates in one tie" if reranking
-                  else "retrieve nothing, score 0 in every measure and count in its mean")
-        log.warning("%d of %d queries have no term of the collection after analysis (they %s): %s",
-                    len(empty), num_queries, effect, examples)
-
-
-def feature_counts(query: PreparedQuery) -> np.ndarray:
-    """The count of each of a query's terms or features in each of its candidates: (features, candidates)."""
-    counts = np.zeros((len(query.terms), len(query.candidates)), dtype=np.int32)
-    for row, (term, slots) in enumerate(zip(query.terms, query.slots)):
-        counts[row, slots] = term.tfs
-    return counts
-
-
-def feature_values(query: PreparedQuery) -> list[dict[str, np.ndarray] | None]:
-    """Each feature's values (``QueryFeature.values``) in each candidate: per feature, name -> array, 0 where absent.
-
-    None for a feature without values (a single term).
-    """
-    out: list[dict[str, np.ndarray] | None] = []
-    for term, slots in zip(query.terms, query.slots):
-        values = getattr(term, "values", None)
-        if values is None:
-            out.append(None)
-            continue
-        row = {}
-        for name, per_posting in values.items():
-            array = np.zeros(len(query.candidates), dtype=np.float64)
-            array[slots] = per_posting
-            row[name] = array
-        out.append(row)
-    return out
 
 
 class Scorer:
@@ -879,3 +657,10 @@ def retrieve_grid(
         return runs
     # the column types of the per-query path (object strings), whatever pandas' string default
     return [run.to_pandas().astype({"qid": object, "docno": object}) for run in runs]
+
+
+__all__ = [
+    "BLOCK_POINTS", "PASS_RESULT_ROWS", "QUERY_BLOCK_POSTINGS", "QUERY_CACHE_BYTES", "PreparedQuery", "PreparedQuerySet",
+    "QueryCache", "Scorer", "analyse_queries", "feature_counts", "feature_values", "query_blocks", "retrieve_grid",
+    "warn_of_empty_queries",
+]
