@@ -146,3 +146,18 @@ def find_mirror() -> Path | None:
     except (CollectionNotAvailable, ChecksumError):
         return None
     return files["docs"].parent.parent
+
+
+def record_first_stages(monkeypatch) -> list[str]:
+    """Make the feedback stage record the family of every first stage it runs; returns the record."""
+    from irgrid.feedback import stage
+
+    calls: list[str] = []
+    original = stage.first_stage
+
+    def counted(scorer, model, queries, point, depth):
+        calls.append(model.name)
+        return original(scorer, model, queries, point, depth)
+
+    monkeypatch.setattr(stage, "first_stage", counted)
+    return calls

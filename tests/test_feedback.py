@@ -17,6 +17,7 @@ from irgrid.models import get_model
 from irgrid.models.feedback import feedback_model
 from irgrid.models.sentence import SentenceMRF
 from irgrid.retrieve import Scorer, retrieve_grid
+from tests.common import record_first_stages
 from tests.tiny_index import TinyForwardIndex
 
 DOCS = {
@@ -307,14 +308,7 @@ def test_anserinis_rm3_refuses_negative_first_stage_scores():
 
 
 def test_sdm_with_rm3_takes_its_feedback_documents_from_sdm(monkeypatch):
-    calls = []
-    original = stage.first_stage
-
-    def counted(scorer, model, queries, point, depth):
-        calls.append(model.name)
-        return original(scorer, model, queries, point, depth)
-
-    monkeypatch.setattr(stage, "first_stage", counted)
+    calls = record_first_stages(monkeypatch)
     index = TinyForwardIndex(DOCS | {f"pad{i:03d}": ["pad"] for i in range(100)})
     run = retrieve_grid(index, topics("apple banana"), "sdm+rm3", [{"mu": 30.0}], depth=10)[0]
     assert calls == ["sdm"]

@@ -24,7 +24,7 @@ from irgrid.models.feedback import expansion_family, feedback_model
 from irgrid.models.lm import QLJelinekMercer
 from irgrid.models.sentence import SentenceMRF
 from irgrid.retrieve import Scorer, retrieve_grid
-from tests.common import REPO
+from tests.common import REPO, record_first_stages
 from tests.tiny_index import TinyForwardIndex
 
 # each sentence's tree a chain: the first word the root, every other word's head the word before it
@@ -169,14 +169,7 @@ def test_mrf_sentence_with_rm3_is_ql_jm_with_rm3_where_the_mrf_is_ql_jm():
 
 
 def test_mrf_sentence_with_rm3_takes_its_feedback_sentences_from_the_mrf(monkeypatch):
-    calls = []
-    original = stage.first_stage
-
-    def counted(scorer, model, queries, point, depth):
-        calls.append(model.name)
-        return original(scorer, model, queries, point, depth)
-
-    monkeypatch.setattr(stage, "first_stage", counted)
+    calls = record_first_stages(monkeypatch)
     index, parses = tiny()
     grid = [{"alpha_i": 0.5, "lambda_sr": 0.3, "fb_docs": fb_docs, "original_query_weight": weight}
             for fb_docs in (1, 2) for weight in (0.3, 0.6)]
