@@ -196,7 +196,7 @@ def load_cells(cells: pd.DataFrame) -> pd.DataFrame:
     if cells.empty:
         raise ValueError("no evaluation files for the table")
     if _is_chunk_evaluation(cells["path"].iloc[0]):
-        return _load_chunk_cells(cells).to_pandas()
+        return _load_chunk_cells(cells)
     tables = [read_parquet_file(path) for path in cells["path"]]
     combined = _concat_evaluations(cells, tables)
     if combined is None:
@@ -210,23 +210,35 @@ def _is_chunk_evaluation(path) -> bool:
     return {"model", "params"} <= set(pq.read_schema(path).names)
 
 
-def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
+def _load_chunk_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """The cells' rows of their chunks' evaluation files, cell after cell in ``cells`` order (each cell's rows
-    in file order), with the cells' columns: the table one evaluation file a cell gives (_concat_evaluations).
-    Each file is read once, however many of its cells are listed."""
-    evaluations = read_cell_evaluations(dict.fromkeys(cells["path"]))
-    # a cell's rows are contiguous in its chunk's file: find each cell's slice from where the key changes
-    codes = [pc.dictionary_encode(evaluations.column(name)).combine_chunks() for name in ("path", "model", "params")]
-    indices = [code.indices.to_numpy(zero_copy_only=False) for code in codes]
-    changed = np.zeros(evaluations.num_rows, dtype=bool)
-    changed[:1] = True
-    for column in indices:
-        changed[1:] |= column[1:] != column[:-1]
-    starts = np.flatnonzero(changed)
-    ends = np.append(starts[1:], evaluations.num_rows)
-    names = [code.dictionary.to_pylist() for code in codes]
-    slices = {tuple(names[k][indices[k][start]] for k in range(3)): (start, end)
-              for start, end in zip(starts.tolist(), ends.tolist())}
+    in file order), with the cells' columns: the frame one evaluation file a cell gives (_concat_evaluations).
+
+    Each file is read once, however many of its cells are listed. The cells' columns repeat a value per
+    row of a cell, so they are made as dictionary arrays and become object columns holding each cell's
+    strings once: a grid of tens of thousands of cells has millions of rows.
+    """
+    wanted: dict[str, dict[tuple[str, str], None]] = {}
+    for path, model, params in zip(cells["path"], cells["model"], cells["params"]):
+        wanted.setdefault(str(path), {})[(str(model), str(params))] = None
+    tables, slices, rows_before = [], {}, 0
+    for path, table in zip(wanted, (read_cell_evaluations([path]) for path in wanted)):
+        # a cell's rows are contiguous in its chunk's file: find each cell's slice from where the key changes
+        codes = [pc.dictionary_encode(table.column(name)).combine_chunks() for name in ("model", "params")]
+        indices = [code.indices.to_numpy(zero_copy_only=False) for code in codes]
+        changed = np.zeros(table.num_rows, dtype=bool)
+        changed[:1] = True
+        for column in indices:
+            changed[1:] |= column[1:] != column[:-1]
+        starts = np.flatnonzero(changed)
+        ends = np.append(starts[1:], table.num_rows)
+        names = [code.dictionary.to_pylist() for code in codes]
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            key = (names[0][indices[0][start]], names[1][indices[1][start]])
+            if key in wanted[path]:
+                slices[(path, *key)] = (rows_before + start, rows_before + end)
+        tables.append(table.select(_EVALUATION_COLUMNS))
+        rows_before += table.num_rows
     rows, lengths = [], []
     for path, model, params in zip(cells["path"], cells["model"], cells["params"]):
         found = slices.get((str(path), str(model), str(params)))
@@ -234,12 +246,13 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pa.Table:
             raise InputFormatError(path, None, f"the evaluations of {model} at {params}", "no rows of that cell")
         rows.append(np.arange(*found))
         lengths.append(found[1] - found[0])
-    combined = evaluations.select(_EVALUATION_COLUMNS).take(pa.array(np.concatenate(rows)))
-    cell_of_row = pa.array(np.repeat(np.arange(len(cells)), lengths))
+    combined = pa.concat_tables(tables).take(pa.array(np.concatenate(rows))).combine_chunks()
+    frame = combined.to_pandas()
+    cell_of_row = np.repeat(np.arange(len(cells)), lengths)
     for column in _CELL_COLUMNS:
-        values = pa.array(cells[column].astype(str).to_numpy(dtype=object), pa.string())
-        combined = combined.append_column(column, values.take(cell_of_row))
-    return combined.combine_chunks()
+        values = cells[column].astype(str).to_numpy(dtype=object)
+        frame[column] = values[cell_of_row]  # one string object a cell, however many rows it has
+    return frame
 
 
 def _concat_evaluations(cells: pd.DataFrame, tables: list[pa.Table]) -> pa.Table | None:
