@@ -127,11 +127,11 @@ BLOCK_FAMILIES = ["bm25", "ql_dirichlet", "kl_ml", "sdm"]  # BM25, Dirichlet, a 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES), depth=st.integers(1, 20),
-       seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 5),
+       seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 8),
        values=st.lists(st.tuples(st.sampled_from([0.0, 0.3, 1.2, 3.0]), st.sampled_from([0.0, 0.5, 1.0]),
                                  st.sampled_from([1.0, 50.0, 2000.0]), st.sampled_from([0.0, 0.2, 0.7]),
                                  st.sampled_from([0, 1])),
-                       min_size=1, max_size=7))
+                       min_size=1, max_size=10))
 def test_a_block_of_points_ranks_each_point_as_the_per_query_path(docs, texts, family, depth, seed, threads, block,
                                                                    values):
     # the fused kernel scores a block of points per pass over the postings (their accumulators side
