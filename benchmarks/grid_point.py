@@ -9,7 +9,11 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
    block of ``BLOCK_POINTS`` points, least of ``--repeats`` CPU seconds;
 2. ranking alone: ``irgrid.ranking.top_k`` over the same point's scores of every candidate (the
    numpy path's ``Scorer.score_all``), least of ``--repeats``: the ranking's share of a point;
-3. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
+3. a block of the 20 points of ``scale.py``'s grid (k1 x b = 5 x 4) in one kernel pass
+   (``Scorer._top_block``), and the whole grid and its first point alone through
+   ``Scorer.grid_tops`` (prepare included, as ``retrieve_grid`` calls it; points cut into blocks of
+   ``BLOCK_POINTS``): grid / one point, least of ``--repeats`` each;
+4. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
    candidate's highest possible score (k1 at its least, b at the end that favours its length) and
    lowest; a candidate whose highest is below the depth-th largest lowest of its query can rank
    within the depth at no point of the grid. The share of candidates and postings that survive
@@ -27,6 +31,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 K1_RANGE, B_RANGE = (0.6, 1.8), (0.3, 0.9)
+#: scale.py's 20-point grid
+GRID = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
 
 
 def least_cpu(call, repeats: int) -> float:
@@ -75,6 +81,14 @@ def main() -> None:
     print(f"fused kernel, one point: {one:.3f} CPU s; a block of {BLOCK_POINTS}: {four:.3f} ({four / BLOCK_POINTS:.3f} "
           f"a point); ranking alone (top_k over the point's scores): {ranking:.3f} = {ranking / one:.0%} of a point "
           f"(least of {args.repeats})")
+
+    grid = [model.check_point(found) for found in GRID]
+    twenty = least_cpu(lambda: scorer._top_block(model, queries, grid, args.depth, 0, len(queries)), args.repeats)
+    print(f"fused kernel, a block of the {len(grid)} grid points: {twenty:.3f} CPU s ({twenty / len(grid):.3f} a point)")
+    single = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid[:1], args.depth)), args.repeats)
+    whole = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid, args.depth)), args.repeats)
+    print(f"Scorer.grid_tops (prepare included), blocks of {BLOCK_POINTS}: one point {single:.3f} CPU s, the "
+          f"{len(grid)}-point grid {whole:.3f} CPU s: {whole / single:.2f} x; load average {os.getloadavg()[0]:.1f}")
 
     avgdl = scorer.stats.avg_doc_length
     lengths = queries.posting_lengths.astype(np.float64)
