@@ -17,7 +17,12 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
    candidate's highest possible score (k1 at its least, b at the end that favours its length) and
    lowest; a candidate whose highest is below the depth-th largest lowest of its query can rank
    within the depth at no point of the grid. The share of candidates and postings that survive
-   is what a grid pruned this way would still score at every point.
+   is what a grid pruned this way would still score at every point;
+5. the neighbour's bound: for each point of the 20-point grid after the first of its block of
+   ``BLOCK_POINTS``, the lowest of its scores of the previous point's best ``depth`` (those
+   reaching its depth-th score, ties kept) is a lower bound on its own depth-th score; the
+   candidates reaching that bound, against those reaching the kernel's sampled threshold
+   (``irgrid.ranking.best_positions``), summed over the queries with more than ``depth``.
 """
 
 from __future__ import annotations
@@ -112,6 +117,27 @@ def main() -> None:
             alive[lo:hi] = highest[lo:hi] >= threshold
     print(f"bounds over k1 {K1_RANGE[0]}..{K1_RANGE[1]} x b {B_RANGE[0]}..{B_RANGE[1]}: candidates that could rank "
           f"within {args.depth} at some point {alive.mean():.3f}, their postings {alive[queries.global_slots].mean():.3f}")
+
+    from irgrid.ranking import best_positions
+
+    long_queries = [q for q in range(len(queries))
+                    if queries.candidate_offsets[q + 1] - queries.candidate_offsets[q] > args.depth]
+    neighbour_kept = sampled_kept = pairs = 0
+    previous = None
+    for at, current_point in enumerate(grid):
+        current = scorer.score_all(model, queries, current_point)
+        if at % BLOCK_POINTS:
+            pairs += 1
+            for q in long_queries:
+                lo, hi = queries.candidate_offsets[q], queries.candidate_offsets[q + 1]
+                before, now = previous[lo:hi], current[lo:hi]
+                best_before = before >= np.partition(before, hi - lo - args.depth)[hi - lo - args.depth]
+                neighbour_kept += int((now >= now[best_before].min()).sum())
+                sampled_kept += len(best_positions(now, args.depth))
+        previous = current
+    print(f"neighbour's bound over {pairs} points of the grid's blocks of {BLOCK_POINTS} ({len(long_queries)} queries with "
+          f"more than {args.depth} candidates): {neighbour_kept / pairs:,.0f} candidates a point reach it, "
+          f"{sampled_kept / pairs:,.0f} the sampled threshold")
 
 
 if __name__ == "__main__":
