@@ -160,8 +160,8 @@ def _prefix_sorted_keys(keys, index_bits):
     """``keys`` (int64) ordered by their highest ``PREFIX_BITS`` bits that vary, above the low ``index_bits``.
 
     An LSD radix sort of ``RADIX_BITS`` a pass over those bits only: the keys of a query's best
-    items share their high bits (close scores), and bits below the prefix tell apart only scores
-    equal to about a millionth, so two passes order all but a few keys, which the exact insertion
+    items share their high bits (close scores), and bits below the prefix tell apart only keys
+    closer than 2**-PREFIX_BITS of the keys' spread, so two passes order all but a few keys, which the exact insertion
     pass of :func:`sort_by_score_then_docno` puts in place; the low ``index_bits`` (the item's
     index, which the caller writes in index order) are never sorted on. Keys equal in the sorted
     bits keep their input order (a stable sort), except below 64 keys, which are sorted in full.
