@@ -9,11 +9,20 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
    block of ``BLOCK_POINTS`` points, least of ``--repeats`` CPU seconds;
 2. ranking alone: ``irgrid.ranking.top_k`` over the same point's scores of every candidate (the
    numpy path's ``Scorer.score_all``), least of ``--repeats``: the ranking's share of a point;
-3. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
+3. a block of the 20 points of ``scale.py``'s grid (k1 x b = 5 x 4) in one kernel pass
+   (``Scorer._top_block``), and the whole grid and its first point alone through
+   ``Scorer.grid_tops`` (prepare included, as ``retrieve_grid`` calls it; points cut into blocks of
+   ``BLOCK_POINTS``): grid / one point, least of ``--repeats`` each;
+4. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
    candidate's highest possible score (k1 at its least, b at the end that favours its length) and
    lowest; a candidate whose highest is below the depth-th largest lowest of its query can rank
    within the depth at no point of the grid. The share of candidates and postings that survive
-   is what a grid pruned this way would still score at every point.
+   is what a grid pruned this way would still score at every point;
+5. the neighbour's bound: for each point of the 20-point grid after the first of its block of
+   ``BLOCK_POINTS``, the lowest of its scores of the previous point's best ``depth`` (those
+   reaching its depth-th score, ties kept) is a lower bound on its own depth-th score; the
+   candidates reaching that bound, against those reaching the kernel's sampled threshold
+   (``irgrid.ranking.best_positions``), summed over the queries with more than ``depth``.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 K1_RANGE, B_RANGE = (0.6, 1.8), (0.3, 0.9)
+#: scale.py's 20-point grid
+GRID = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
 
 
 def least_cpu(call, repeats: int) -> float:
@@ -76,6 +87,14 @@ def main() -> None:
           f"a point); ranking alone (top_k over the point's scores): {ranking:.3f} = {ranking / one:.0%} of a point "
           f"(least of {args.repeats})")
 
+    grid = [model.check_point(found) for found in GRID]
+    twenty = least_cpu(lambda: scorer._top_block(model, queries, grid, args.depth, 0, len(queries)), args.repeats)
+    print(f"fused kernel, a block of the {len(grid)} grid points: {twenty:.3f} CPU s ({twenty / len(grid):.3f} a point)")
+    single = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid[:1], args.depth)), args.repeats)
+    whole = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid, args.depth)), args.repeats)
+    print(f"Scorer.grid_tops (prepare included), blocks of {BLOCK_POINTS}: one point {single:.3f} CPU s, the "
+          f"{len(grid)}-point grid {whole:.3f} CPU s: {whole / single:.2f} x; load average {os.getloadavg()[0]:.1f}")
+
     avgdl = scorer.stats.avg_doc_length
     lengths = queries.posting_lengths.astype(np.float64)
     tfs = queries.tfs.astype(np.float64)
@@ -98,6 +117,27 @@ def main() -> None:
             alive[lo:hi] = highest[lo:hi] >= threshold
     print(f"bounds over k1 {K1_RANGE[0]}..{K1_RANGE[1]} x b {B_RANGE[0]}..{B_RANGE[1]}: candidates that could rank "
           f"within {args.depth} at some point {alive.mean():.3f}, their postings {alive[queries.global_slots].mean():.3f}")
+
+    from irgrid.ranking import best_positions
+
+    long_queries = [q for q in range(len(queries))
+                    if queries.candidate_offsets[q + 1] - queries.candidate_offsets[q] > args.depth]
+    neighbour_kept = sampled_kept = pairs = 0
+    previous = None
+    for at, current_point in enumerate(grid):
+        current = scorer.score_all(model, queries, current_point)
+        if at % BLOCK_POINTS:
+            pairs += 1
+            for q in long_queries:
+                lo, hi = queries.candidate_offsets[q], queries.candidate_offsets[q + 1]
+                before, now = previous[lo:hi], current[lo:hi]
+                best_before = before >= np.partition(before, hi - lo - args.depth)[hi - lo - args.depth]
+                neighbour_kept += int((now >= now[best_before].min()).sum())
+                sampled_kept += len(best_positions(now, args.depth))
+        previous = current
+    print(f"neighbour's bound over {pairs} points of the grid's blocks of {BLOCK_POINTS} ({len(long_queries)} queries with "
+          f"more than {args.depth} candidates): {neighbour_kept / pairs:,.0f} candidates a point reach it, "
+          f"{sampled_kept / pairs:,.0f} the sampled threshold")
 
 
 if __name__ == "__main__":

@@ -127,11 +127,11 @@ BLOCK_FAMILIES = ["bm25", "ql_dirichlet", "kl_ml", "sdm"]  # BM25, Dirichlet, a 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES), depth=st.integers(1, 20),
-       seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 5),
+       seed=st.integers(0, 10**6), threads=st.integers(1, 3), block=st.integers(1, 8),
        values=st.lists(st.tuples(st.sampled_from([0.0, 0.3, 1.2, 3.0]), st.sampled_from([0.0, 0.5, 1.0]),
                                  st.sampled_from([1.0, 50.0, 2000.0]), st.sampled_from([0.0, 0.2, 0.7]),
                                  st.sampled_from([0, 1])),
-                       min_size=1, max_size=7))
+                       min_size=1, max_size=10))
 def test_a_block_of_points_ranks_each_point_as_the_per_query_path(docs, texts, family, depth, seed, threads, block,
                                                                    values):
     # the fused kernel scores a block of points per pass over the postings (their accumulators side
@@ -200,6 +200,25 @@ def test_top_k_is_the_head_of_the_sort_by_score_then_docno(values, depth, seed):
     assert offsets.tolist() == [0, min(depth, n)]
 
 
+@settings(max_examples=40, deadline=None)
+@given(levels=st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=40),
+       n=st.integers(1, 6000), depth=st.integers(1, 1200), seed=st.integers(0, 10**6))
+def test_top_k_of_long_segments_with_many_ties_is_the_head_of_the_sort(levels, n, depth, seed):
+    # segments long enough for the sampled threshold, the cut at the depth-th and the radix passes;
+    # few distinct scores, so long runs tie at the threshold and within the best, and depth may pass n
+    from irgrid.ranking import top_k
+
+    rng = np.random.default_rng(seed)
+    scores = np.array(levels, dtype=np.float64)[rng.integers(0, len(levels), n)]
+    candidates = rng.permutation(n).astype(np.int32)
+    docno_rank = rng.permutation(n).astype(np.int32)
+    docids, ranked_scores, offsets = top_k(scores, candidates, np.array([0, n], dtype=np.int64), docno_rank, depth)
+    expected = sorted(range(n), key=lambda c: (-scores[c], docno_rank[candidates[c]]))[:depth]
+    assert docids.tolist() == candidates[expected].tolist()
+    assert ranked_scores.tolist() == scores[expected].tolist()
+    assert offsets.tolist() == [0, min(depth, n)]
+
+
 def test_best_positions_holds_every_score_tied_with_the_last_kept():
     from irgrid.ranking import best_positions
 
@@ -214,16 +233,52 @@ def test_best_positions_holds_every_score_tied_with_the_last_kept():
 
 @settings(max_examples=100, deadline=None)
 @given(keys=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=3000, unique=True),
-       spread_bits=st.integers(0, 63))
-def test_radix_sorted_keys_are_numpys_sort(keys, spread_bits):
-    """The keys of the ranker (distinct int64, often sharing their high bits) in numpy's ascending order."""
-    from irgrid.ranking import _sorted_keys
+       spread_bits=st.integers(0, 63), index_bits=st.integers(0, 12))
+def test_radix_keys_are_ordered_by_their_highest_varying_bits(keys, spread_bits, index_bits):
+    """The ranker's keys (often sharing their high bits) come back a permutation, ordered by the
+    PREFIX_BITS highest bits that vary above the index bits (the exact insertion pass orders the rest)."""
+    from irgrid.ranking import PREFIX_BITS, _prefix_sorted_keys
 
     values = np.array(keys, dtype=np.int64)
     # as the ranker's keys are: close scores share the high bits, the low ones vary
     narrow = np.unique((values >> np.int64(spread_bits)) if spread_bits else values)
     for array in (values, narrow, -narrow[::-1]):
-        assert _sorted_keys(array.copy()).tolist() == np.sort(array).tolist()
+        got = _prefix_sorted_keys(array.copy(), index_bits).tolist()
+        assert sorted(got) == sorted(array.tolist())
+        unsigned = [key + 2**63 for key in got]  # signed order as unsigned
+        varying = 0
+        for key in unsigned:
+            varying |= key ^ unsigned[0]
+        top = max(index_bits, (varying >> index_bits).bit_length() + index_bits)
+        prefixes = [key >> max(index_bits, top - PREFIX_BITS) for key in unsigned]
+        assert prefixes == sorted(prefixes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bases=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+                      min_size=1, max_size=6),
+       picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=2500),
+       seed=st.integers(0, 10**6), subset=st.booleans())
+def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, subset):
+    """Many tied scores, and scores equal but for their last bits (so equal in the radix passes'
+    bits), ordered as a sort of (-score, docno rank) orders them."""
+    from irgrid.ranking import sort_by_score_then_docno
+
+    values = []
+    for base, ulps in picks:
+        value = bases[base % len(bases)]
+        for _ in range(ulps):
+            value = np.nextafter(value, np.inf)
+        values.append(value)
+    scores = np.array(values, dtype=np.float64)
+    n = len(scores)
+    rng = np.random.default_rng(seed)
+    candidates = rng.permutation(n).astype(np.int32)
+    docno_rank = rng.permutation(n).astype(np.int32)
+    positions = np.flatnonzero(rng.random(n) < 0.7) if subset else np.arange(n)
+    order = sort_by_score_then_docno(scores, positions.astype(np.int64), candidates, docno_rank)
+    expected = sorted(positions.tolist(), key=lambda c: (-scores[c], docno_rank[candidates[c]]))
+    assert order.tolist() == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -117,15 +117,20 @@ def _best_positions(scores, depth, work):
     return work[:count]
 
 
+#: more items than this many times the depth, collected by a threshold, are cut at the depth-th before the sort
+AT_DEPTH_WHEN_OVER = 2
+
+
 @njit(cache=True, nogil=True)
 def _at_depth(scores, positions, depth):
     """``positions`` cut to those whose score reaches the ``depth``-th largest among them (ties kept).
 
-    The items past it cannot rank within ``depth``; sorting only the rest costs less than
-    sorting the ~1.5 ``depth`` the sampled threshold leaves.
+    The items past it cannot rank within ``depth``. Only for more than ``AT_DEPTH_WHEN_OVER``
+    ``depth`` items (an unlucky sample, or many scores tied at the threshold): sorting the ~1.5
+    ``depth`` a sampled threshold leaves costs less than this selection (benchmarks/HISTORY.md).
     """
     m = len(positions)
-    if m <= depth + depth // 8:
+    if m <= AT_DEPTH_WHEN_OVER * depth:
         return positions
     values = np.empty(m, np.float64)
     for i in range(m):
@@ -143,17 +148,23 @@ _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
 
-#: bits of a key sorted per pass of :func:`_sorted_keys`
+#: bits of a key sorted per pass of :func:`_prefix_sorted_keys`
 RADIX_BITS = 11
+#: the highest varying bits of the score keys that the radix passes order by (two passes); the
+#: insertion pass of :func:`sort_by_score_then_docno` orders the rare keys equal in these bits
+PREFIX_BITS = 2 * RADIX_BITS
 
 
 @njit(cache=True, nogil=True)
-def _sorted_keys(keys):
-    """``keys`` (distinct int64) in ascending order: an LSD radix sort over the bits that vary.
+def _prefix_sorted_keys(keys, index_bits):
+    """``keys`` (int64) ordered by their highest ``PREFIX_BITS`` bits that vary, above the low ``index_bits``.
 
-    The keys of a query's best items share their high bits (close scores), so a few passes of
-    ``RADIX_BITS`` bits each order them: a third of the time of a comparison sort for ~1,000
-    keys.  The keys are distinct, so the order is the one any sort gives.
+    An LSD radix sort of ``RADIX_BITS`` a pass over those bits only: the keys of a query's best
+    items share their high bits (close scores), and bits below the prefix tell apart only keys
+    closer than 2**-PREFIX_BITS of the keys' spread, so two passes order all but a few keys, which the exact insertion
+    pass of :func:`sort_by_score_then_docno` puts in place; the low ``index_bits`` (the item's
+    index, which the caller writes in index order) are never sorted on. Keys equal in the sorted
+    bits keep their input order (a stable sort), except below 64 keys, which are sorted in full.
     """
     m = len(keys)
     if m < 64:
@@ -166,26 +177,29 @@ def _sorted_keys(keys):
     for i in range(m):
         all_ones &= values[i]
         any_ones |= values[i]
-    varying = all_ones ^ any_ones
+    varying = (all_ones ^ any_ones) >> np.uint64(index_bits)
+    top = index_bits  # one past the highest varying bit
+    while varying:
+        varying >>= np.uint64(1)
+        top += 1
     spare = np.empty(m, np.uint64)
-    counts = np.zeros(1 << RADIX_BITS, np.int64)
-    shift = np.uint64(0)
-    while shift < np.uint64(64):
-        if (varying >> shift) & mask:
-            counts[:] = 0
-            for i in range(m):
-                counts[(values[i] >> shift) & mask] += 1
-            total = 0
-            for digit in range(1 << RADIX_BITS):
-                count = counts[digit]
-                counts[digit] = total
-                total += count
-            for i in range(m):  # stable: equal digits keep the order of the previous passes
-                digit = (values[i] >> shift) & mask
-                spare[counts[digit]] = values[i]
-                counts[digit] += 1
-            values, spare = spare, values
-        shift += np.uint64(RADIX_BITS)
+    counts = np.empty(1 << RADIX_BITS, np.int64)
+    shift = max(index_bits, top - PREFIX_BITS)
+    while shift < top:
+        counts[:] = 0
+        for i in range(m):
+            counts[(values[i] >> np.uint64(shift)) & mask] += 1
+        total = 0
+        for digit in range(1 << RADIX_BITS):
+            count = counts[digit]
+            counts[digit] = total
+            total += count
+        for i in range(m):  # stable: equal digits keep the order of the previous passes
+            digit = (values[i] >> np.uint64(shift)) & mask
+            spare[counts[digit]] = values[i]
+            counts[digit] += 1
+        values, spare = spare, values
+        shift += RADIX_BITS
     return (values ^ np.uint64(1 << 63)).view(np.int64)
 
 
@@ -194,11 +208,14 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
     """``positions`` ordered by score descending, ties by docno ascending (``scores`` contiguous).
 
     One integer sort of keys made of the negated score's order-preserving bits
-    with the low bits replaced by the item's index (so a key is unique and
-    carries its item), then an insertion pass with the exact comparison, which
-    only moves items within a run of keys equal but for those low bits: tied
-    scores (many, for short queries and integer lengths) or scores equal but for
-    their lowest bits.  Cheaper than an argsort of the floats and a tie-break.
+    with the low bits replaced by the item's index (so a key carries its item),
+    over the highest varying bits only (:func:`_prefix_sorted_keys`), then an
+    insertion pass with the exact comparison, which only moves items within a
+    run of keys equal in those bits: tied scores (many, for short queries and
+    integer lengths: most neighbours in a query's best thousand) or scores equal
+    but for their lowest bits. A docno rank is looked up only where a score
+    ties with its predecessor's: a random access into a table of every document.
+    Cheaper than an argsort of the floats and a tie-break.
     """
     m = len(positions)
     shift = 1
@@ -213,23 +230,25 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
         if key < 0:
             key ^= _MAGNITUDE
         keys[i] = (key & ~low) | i
-    keys = _sorted_keys(keys)
-    # each item's score and docno rank, gathered once: the pass below compares them often
+    keys = _prefix_sorted_keys(keys, shift)
+    # each item's score, gathered once: the pass below compares them often
     order = np.empty(m, np.int64)
     item_scores = np.empty(m, np.float64)
-    item_ranks = np.empty(m, np.int64)
     for i in range(m):
         position = positions[keys[i] & low]
         order[i] = position
         item_scores[i] = scores[position]
-        item_ranks[i] = docno_rank[candidates[position]]
     for a in range(1, m):
-        position, score, rank = order[a], item_scores[a], item_ranks[a]
+        position, score = order[a], item_scores[a]
         b = a - 1
-        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and item_ranks[b] > rank)):
-            order[b + 1], item_scores[b + 1], item_ranks[b + 1] = order[b], item_scores[b], item_ranks[b]
+        if item_scores[b] > score:  # in place already: the usual case
+            continue
+        rank = docno_rank[candidates[position]]
+        while b >= 0 and (item_scores[b] < score
+                          or (item_scores[b] == score and docno_rank[candidates[order[b]]] > rank)):
+            order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
-        order[b + 1], item_scores[b + 1], item_ranks[b + 1] = position, score, rank
+        order[b + 1], item_scores[b + 1] = position, score
     return order
 
 

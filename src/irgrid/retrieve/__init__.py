@@ -48,9 +48,10 @@ from .prepared import (
     warn_of_empty_queries,
 )
 
-#: grid points a fused kernel scores per pass over the postings: a query's block of scores
-#: (candidates x points, float64) stays in a core's cache for a query's typical candidates
-BLOCK_POINTS = 4
+#: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
+#: read once for the block, so a point costs less in a larger block, less so past a few points
+#: (benchmarks/HISTORY.md); a block's rankings are held until its last point is used
+BLOCK_POINTS = 8
 #: postings a block of queries holds at most: a query set whose terms have more is read, scored and
 #: ranked a block of consecutive queries at a time (:meth:`Scorer.grid_tops`), so that a query
 #: process's memory follows a block (its flat arrays: docids, tfs, slots, candidates) and not the set
