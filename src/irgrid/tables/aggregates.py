@@ -31,8 +31,10 @@ class CellAggregates:
     """A table's cells (``cells``, positions 0..n-1) and what every one of them gives the selection.
 
     ``means``: one row per cell with rows of ``measure`` (in ``cells`` order): ``cell`` (its position),
-    collection, queryset, model, params and ``value``, the cell's mean of ``measure``.
-    ``measures``: (collection, queryset, model) -> the measures its cells have.
+    collection, queryset, model, params, the cell's mean of ``measure`` summed by reduceat (``value``)
+    and compensated (``compensated``), and whether a value of it is NaN (``nan``).
+    ``measures``: (collection, queryset, model) -> the measures its cells have. ``row_counts``: each
+    cell's number of rows.
     """
 
     cells: pd.DataFrame

@@ -16,7 +16,8 @@ from the seed and the cell's name alone, so a grid's files are the same however 
 Files: ``results/<collection>/eval/<analyzer>/<queryset>/chunk-NNNN.parquet`` with
 ``CHUNK_EVALUATION_SCHEMA``, each of ``chunk_size`` cells (the query set's cells shuffled by the
 seed, as chunks by hash mix a grid's points). :func:`write_synthetic_grid` returns the cells as
-a table job is given them (collection, queryset, model, params, path, analyzer).
+a table job is given them (collection, queryset, model, params, path, analyzer, topics: a topics file
+of the query set, qid and text, in ``root``/topics).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def write_synthetic_grid(root: str | os.PathLike, queries: Mapping[str, int], gr
             # qids with gaps (some numbers judged nowhere), as real query sets have
             numbers = np.sort(rng.choice(np.arange(1, 2 * count + 1), size=count, replace=False))
             qid_array = pa.array([str(number) for number in numbers], pa.string())
+            topics = root / "topics" / f"{collection}-{queryset}.parquet"
+            topics.parent.mkdir(parents=True, exist_ok=True)
+            write_parquet(pa.table({"qid": qid_array, "text": pa.array([f"query {n}" for n in numbers])}), topics)
             difficulty = rng.beta(2, 5, count)
             order = [(model, position) for model, points in grid.items() for position in range(len(points))]
             order = [order[i] for i in rng.permutation(len(order))]
@@ -107,9 +111,9 @@ def write_synthetic_grid(root: str | os.PathLike, queries: Mapping[str, int], gr
                     "value": pa.array(np.concatenate([part[2] for part in parts]), pa.float64()),
                 }, schema=CHUNK_EVALUATION_SCHEMA)
                 write_parquet(table, path, **CHUNK_WRITE_OPTIONS)
-                cells += [(collection, queryset, model, point, str(path), analyzer)
+                cells += [(collection, queryset, model, point, str(path), analyzer, str(topics))
                           for model, point in zip(models, params)]
-    return pd.DataFrame(cells, columns=["collection", "queryset", "model", "params", "path", "analyzer"])
+    return pd.DataFrame(cells, columns=["collection", "queryset", "model", "params", "path", "analyzer", "topics"])
 
 
 def _cell_rows(seed: int, collection: str, queryset: str, model: str, position: int, points: Sequence[str],
