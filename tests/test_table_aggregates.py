@@ -13,17 +13,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from irgrid.axioms import CONSTRAINTS
+from irgrid.axioms.experiment import violation_summary
 from irgrid.plots import means_of, sensitivity_curves, table_rows
 from irgrid.report.claims import Claim
 from irgrid.report.findings import evaluate_claims
 from irgrid.tables import (
     TableSpec,
+    best_points,
     chosen_means,
     chosen_points,
     grid_positions,
     load_cells,
     read_cell_aggregates,
     read_table_evaluations,
+    select_point,
     summarise,
     to_markdown,
 )
@@ -161,3 +165,21 @@ def test_a_nan_value_takes_pandas_other_mean_and_the_aggregates_follow(grid, tmp
     for collection, queryset in table_rows(frame):
         assert means_of(frame, "AP", collection, queryset, "bm25") == means_of(aggregates, "AP", collection,
                                                                                 queryset, "bm25")
+
+
+def test_violation_tables_and_best_runs_equal_the_whole_frames(grid):
+    """The violation jobs' best points (select_point over every row, as before) and their summary's means."""
+    frame = reference(grid)
+    aggregates = read_cell_aggregates(grid, "AP")
+    table_spec = spec()
+    expected_best = {row: {model: select_point(values[values["model"] == model], table_spec)[0] for model in MODELS}
+                     for row, values in frame.groupby(["collection", "queryset"], sort=False)}
+    assert best_points(frame, table_spec) == expected_best == best_points(aggregates, table_spec)
+    rng = np.random.default_rng(5)
+    per_doc = pd.DataFrame([(collection, queryset, model, params, qid, f"d{doc}", *rng.integers(0, 5, 4))
+                            for (collection, queryset), models in expected_best.items()
+                            for model, params in models.items() for qid in ("1", "2", "3") for doc in range(3)],
+                           columns=["collection", "queryset", "model", "params", "qid", "docno", *CONSTRAINTS])
+    for expected, found in zip(violation_summary(per_doc, frame, table_spec),
+                               violation_summary(per_doc, aggregates, table_spec)):
+        assert expected.equals(found)

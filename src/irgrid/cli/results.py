@@ -79,7 +79,7 @@ def cmd_violation_table(args) -> None:
     from ..axioms import CONSTRAINTS
     from ..axioms.experiment import violation_claims, violation_summary, write_violation_tables
     from ..plots import plot_violations
-    from ..tables import TableSpec, load_cells
+    from ..tables import TableSpec, read_table_evaluations
 
     spec = TableSpec(**json.loads(args.spec))
     # the summary needs the run keys, qid and the counts: leaving out docno (most of the bytes), analyzer
@@ -89,7 +89,7 @@ def cmd_violation_table(args) -> None:
     per_doc = pd.concat([pq.read_table(path, columns=[c for c in columns if c in pq.read_schema(path).names]).to_pandas()
                          for path in args.violations], ignore_index=True)
     cells = pd.DataFrame(_json_argument(args.cells))
-    evaluations = load_cells(cells)
+    evaluations = read_table_evaluations(cells, spec.select_by)
     analyzers = dict(zip(zip(cells["collection"], cells["queryset"]), cells["analyzer"])) if "analyzer" in cells else {}
     paper_models = json.loads(args.paper_models) if args.paper_models else None
     table, correlations = violation_summary(per_doc, evaluations, spec, paper_models=paper_models, analyzers=analyzers)

@@ -15,10 +15,10 @@ rows of only the cells it chooses. :func:`load_cells` reads every row of every c
 from .aggregates import CellAggregates, read_cell_aggregates, read_table_evaluations
 from .loading import load_cells
 from .render import SIGNIFICANT_MARK, to_html, to_latex, to_markdown, write_tables
-from .selection import chosen_means, chosen_points, grid_positions, select_point, summarise
+from .selection import best_points, chosen_means, chosen_points, grid_positions, select_point, summarise
 from .spec import EDGE_MARK, QUERY_SUBSETS, GridPosition, TableSpec, grid_position, query_subsets, read_topics_file, subset_qids
 
 __all__ = ["EDGE_MARK", "QUERY_SUBSETS", "SIGNIFICANT_MARK", "CellAggregates", "GridPosition", "TableSpec",
-           "chosen_means", "chosen_points", "grid_position", "grid_positions", "load_cells", "query_subsets",
+           "best_points", "chosen_means", "chosen_points", "grid_position", "grid_positions", "load_cells", "query_subsets",
            "read_cell_aggregates", "read_table_evaluations", "read_topics_file", "select_point", "subset_qids",
            "summarise", "to_html", "to_latex", "to_markdown", "write_tables"]

@@ -277,6 +277,14 @@ def chosen_points(evaluations: pd.DataFrame | CellAggregates, spec: TableSpec
     return out
 
 
+def best_points(evaluations: pd.DataFrame | CellAggregates, spec: TableSpec) -> dict[tuple[str, str], dict[str, str]]:
+    """Per table row (collection, queryset): each model's best point by ``select_by`` (the best run),
+    chosen without reading any cell's rows again."""
+    best = replace(spec, selection="best")
+    return {row: {model: choice.label for model, choice in _choices(models, best, *row).items()}
+            for row, models in _models_by_row(evaluations, spec.select_by).items()}
+
+
 def _choices(models: dict[str, _ModelValues], spec: TableSpec, collection: str, queryset: str
              ) -> dict[str, _Choice]:
     chosen: dict[str, _Choice] = {}
