@@ -126,7 +126,7 @@ def test_a_query_subset_row_keeps_the_points_chosen_on_all_queries(cells, tmp_pa
 def test_load_cells_one_arrow_concat_equals_a_frame_per_file(cells, tmp_path):
     """The files concatenated as Arrow tables give the frame of the per-file pandas path; files of
     different schemas (integer qids in one) go through the per-file path, as pandas reconciles them."""
-    from irgrid.tables import _load_cells_one_by_one
+    from irgrid.tables.loading import _load_cells_one_by_one
 
     frame, _ = cells
     combined = load_cells(frame)

@@ -71,6 +71,8 @@ def table_rows(evaluations: pd.DataFrame) -> list[tuple[str, str]]:
     From the distinct pairs (drop_duplicates), not a walk over every row: an experiment's
     evaluations have a million rows, and zipping two Arrow-backed columns element by element
     took seconds."""
+    if not isinstance(evaluations, pd.DataFrame):  # cells' aggregates (irgrid.tables.CellAggregates)
+        return list(evaluations.models_by_row())
     pairs = evaluations[["collection", "queryset"]].drop_duplicates()
     return list(zip(pairs["collection"], pairs["queryset"]))
 
@@ -94,12 +96,7 @@ def plot_method_bars(summary: pd.DataFrame, measure: str, models: list[str], lab
 
 def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
     """Mean ``measure`` per grid point, expanded to one row per (point, parameter, value)."""
-    means = (
-        evaluations[evaluations["measure"] == measure]
-        .groupby(["collection", "queryset", "model", "params"], sort=False)["value"]
-        .mean()
-        .reset_index()
-    )
+    means = _point_means(evaluations, measure)
     rows = []
     for entry in means.itertuples(index=False):
         for parameter, value in decode_point(entry.params).items():
@@ -123,6 +120,19 @@ def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
         .reset_index()
         .sort_values(["collection", "queryset", "model", "parameter", "value"], kind="stable")
     )
+
+
+def _point_means(evaluations, measure: str) -> pd.DataFrame:
+    """collection, queryset, model, params, value: each grid point's mean of ``measure``, from every
+    per-query row or from cells' aggregates (irgrid.tables.CellAggregates, the same means)."""
+    if not isinstance(evaluations, pd.DataFrame):
+        if evaluations.measure != measure:
+            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {measure!r}")
+        return evaluations.point_means()
+    return (evaluations[evaluations["measure"] == measure]
+            .groupby(["collection", "queryset", "model", "params"], sort=False)["value"]
+            .mean()
+            .reset_index())
 
 
 def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str],
@@ -216,6 +226,10 @@ def plot_parameter(evaluations: pd.DataFrame, measure: str, parameter: str, mode
 
 def means_of(evaluations: pd.DataFrame, measure: str, collection: str, queryset: str, model: str) -> float | None:
     """The best mean of ``measure`` over a model's grid points on one row (None: no such model there)."""
+    if not isinstance(evaluations, pd.DataFrame):  # cells' aggregates (irgrid.tables.CellAggregates)
+        if evaluations.measure != measure:
+            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {measure!r}")
+        return evaluations.best_mean(collection, queryset, model)
     rows = evaluations[(evaluations["measure"] == measure) & (evaluations["collection"] == collection)
                        & (evaluations["queryset"] == queryset) & (evaluations["model"] == model)]
     return None if rows.empty else float(rows.groupby("params")["value"].mean().max())

@@ -35,7 +35,7 @@ from ..io import write_parquet, write_text
 from ..jobs.chunk import recompute_run
 from ..runs import read_run, read_topics
 from ..stats import spearman_test
-from ..tables import TableSpec, load_cells, select_point
+from ..tables import CellAggregates, TableSpec, best_points, read_table_evaluations
 from .counting import CONSTRAINTS, analyse_runs, summarise_violations
 
 #: ``counted_on`` of the per-document counts: the function's own best run, or the common run.
@@ -61,17 +61,17 @@ def analyse_best_runs(cells: pd.DataFrame, spec: TableSpec, families: dict[str, 
     """
     if common_run is not None and common_run not in spec.models:
         raise ConfigError(f"the common run's model {common_run!r} is not one of the models {list(spec.models)}")
-    evaluations = load_cells(cells)
-    best_spec = TableSpec(**{**spec.__dict__, "selection": "best"})
+    # each model's best point from the cells' means (irgrid.tables.aggregates), not every cell's rows
     frames = []
-    for (collection, queryset), row in evaluations.groupby(["collection", "queryset"], sort=False):
+    for (collection, queryset), best_of_model in best_points(read_table_evaluations(cells, spec.select_by),
+                                                             spec).items():
         row_cells = cells[(cells["collection"] == collection) & (cells["queryset"] == queryset)]
         index_path = row_cells["index"].iloc[0]
         index = IndexReader(index_path)
         topics = read_topics(row_cells["topics"].iloc[0])
         best = []
         for model in spec.models:
-            params, _ = select_point(row[row["model"] == model], best_spec)
+            params = best_of_model[model]
             cell = row_cells[(row_cells["model"] == model) & (row_cells["params"] == params)].iloc[0]
             if run_depth is None:
                 run = read_run(cell["run"])
@@ -117,7 +117,7 @@ def violations_per_document(per_doc: pd.DataFrame) -> pd.DataFrame:
 
 def violation_summary(
     per_doc: pd.DataFrame,
-    evaluations: pd.DataFrame,
+    evaluations: pd.DataFrame | CellAggregates,
     spec: TableSpec,
     paper_models: Sequence[str] | None = None,
     analyzers: Mapping[tuple[str, str], str] | None = None,
@@ -137,13 +137,18 @@ def violation_summary(
     own = violations[violations["counted_on"] == OWN].drop(columns="counted_on")
     common = (violations[violations["counted_on"] == COMMON].drop(columns="counted_on")
               .rename(columns=dict(zip(COUNT_COLUMNS, COMMON_COLUMNS))))
-    means = (
-        evaluations[evaluations["measure"] == spec.select_by]
-        .groupby(keys, sort=False)["value"]
-        .mean()
-        .rename(spec.select_by)
-        .reset_index()
-    )
+    if isinstance(evaluations, CellAggregates):
+        if evaluations.measure != spec.select_by:
+            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {spec.select_by!r}")
+        means = evaluations.point_means().rename(columns={"value": spec.select_by})
+    else:
+        means = (
+            evaluations[evaluations["measure"] == spec.select_by]
+            .groupby(keys, sort=False)["value"]
+            .mean()
+            .rename(spec.select_by)
+            .reset_index()
+        )
     table = own.merge(common, on=keys, how="left").merge(means, on=keys, how="left")
     paper = set(spec.models if paper_models is None else paper_models)
     table["paper_model"] = table["model"].isin(paper)

@@ -15,11 +15,12 @@ def cmd_table(args) -> None:
     import pandas as pd
 
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..tables import TableSpec, load_cells, query_subsets, summarise, write_tables
+    from ..tables import TableSpec, query_subsets, read_table_evaluations, summarise, write_tables
 
     spec = TableSpec(**json.loads(args.spec))
     cells = pd.DataFrame(_json_argument(args.cells))
-    summary = summarise(load_cells(cells), spec, query_subsets(cells, spec.subsets))
+    evaluations = read_table_evaluations(cells, spec.select_by, selection_values=spec.selection == "cv")
+    summary = summarise(evaluations, spec, query_subsets(cells, spec.subsets))
     write_tables(summary, spec, args.out_dir, stem=args.stem)
 
 
@@ -29,10 +30,11 @@ def cmd_figures(args) -> None:
 
     # deferred: this command's own dependencies (see the module's docstring)
     from ..plots import write_figures
-    from ..tables import TableSpec, chosen_means, load_cells
+    from ..tables import TableSpec, chosen_means, read_table_evaluations
 
     spec = TableSpec(**json.loads(args.spec))
-    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
+    evaluations = read_table_evaluations(pd.DataFrame(_json_argument(args.cells)), spec.select_by,
+                                         selection_values=spec.selection == "cv")
     summary = chosen_means(evaluations, spec, spec.select_by)
     write_figures(evaluations, summary, spec.select_by, list(spec.models), spec.model_labels, args.out_dir)
 
@@ -43,10 +45,10 @@ def cmd_parameter_figure(args) -> None:
 
     # deferred: this command's own dependencies (see the module's docstring)
     from ..plots import plot_parameter
-    from ..tables import TableSpec, load_cells
+    from ..tables import TableSpec, read_table_evaluations
 
     spec = TableSpec(**json.loads(args.spec))
-    evaluations = load_cells(pd.DataFrame(_json_argument(args.cells)))
+    evaluations = read_table_evaluations(pd.DataFrame(_json_argument(args.cells)), spec.select_by)
     stem = Path(args.out_dir) / f"parameter-{args.parameter}"
     plot_parameter(evaluations, spec.select_by, args.parameter, list(spec.models), spec.model_labels, stem,
                    baseline=spec.baseline)
@@ -77,7 +79,7 @@ def cmd_violation_table(args) -> None:
     from ..axioms import CONSTRAINTS
     from ..axioms.experiment import violation_claims, violation_summary, write_violation_tables
     from ..plots import plot_violations
-    from ..tables import TableSpec, load_cells
+    from ..tables import TableSpec, read_table_evaluations
 
     spec = TableSpec(**json.loads(args.spec))
     # the summary needs the run keys, qid and the counts: leaving out docno (most of the bytes), analyzer
@@ -87,7 +89,7 @@ def cmd_violation_table(args) -> None:
     per_doc = pd.concat([pq.read_table(path, columns=[c for c in columns if c in pq.read_schema(path).names]).to_pandas()
                          for path in args.violations], ignore_index=True)
     cells = pd.DataFrame(_json_argument(args.cells))
-    evaluations = load_cells(cells)
+    evaluations = read_table_evaluations(cells, spec.select_by)
     analyzers = dict(zip(zip(cells["collection"], cells["queryset"]), cells["analyzer"])) if "analyzer" in cells else {}
     paper_models = json.loads(args.paper_models) if args.paper_models else None
     table, correlations = violation_summary(per_doc, evaluations, spec, paper_models=paper_models, analyzers=analyzers)
@@ -104,14 +106,14 @@ def cmd_findings(args) -> None:
     from ..report.claims import Claim, PaperTest
     from ..report.evidence import query_texts, write_evidence
     from ..report.findings import evaluate_claims, write_findings
-    from ..tables import TableSpec, chosen_points, load_cells, query_subsets
+    from ..tables import TableSpec, chosen_points, query_subsets, read_table_evaluations
 
     spec = replace(TableSpec(**json.loads(args.spec)), selection=args.verdict_selection)
     claims = [Claim.from_dict(claim) for claim in json.loads(args.claims)]
     paper_test = json.loads(args.paper_test)
     paper_test = None if paper_test is None else PaperTest(**paper_test)
     cells = pd.DataFrame(_json_argument(args.cells))
-    evaluations = load_cells(cells)
+    evaluations = read_table_evaluations(cells, spec.select_by, selection_values=spec.selection == "cv")
     rows = list(dict.fromkeys(zip(cells["collection"], cells["queryset"])))
     # The verdict's and the oracle's chosen points once: the claims and the per-query evidence share them.
     chosen = chosen_points(evaluations, spec) if not evaluations.empty else {}
