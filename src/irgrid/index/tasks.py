@@ -38,7 +38,8 @@ from irgrid.index.format import (
 # imports this module for the tasks' names, then never loads numba (and its memory).
 
 #: a shard task flushes its token buffers to disk after this many tokens (12 bytes each, held
-#: about twice while split by bucket): with two tasks at a time, the analysis phase's peak memory
+#: about twice while split by bucket): with two tasks at a time, much of the analysis phase's
+#: peak memory; smaller runs write more piece files (one per bucket a run) and cost CPU
 RUN_TOKENS = 2_000_000
 READ_BATCH_ROWS = 8192
 BYTES_PER_WORD = 6
