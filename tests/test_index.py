@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import weakref
 from collections import defaultdict
 from pathlib import Path
 
@@ -310,6 +311,34 @@ def test_shards_of_one_worker_vocabulary_share_its_ids_and_give_the_same_index(t
     merge = build_mod.merge_bucket
     monkeypatch.setattr(build_mod, "merge_bucket", lambda b, tmp, shard_results, **k: merge(b, tmp, [], **k))
     assert file_hashes(build(DOCS, tmp_path, "per-shard-tables", num_shards=4, scheduler="sync")) == ref
+
+
+def test_a_bucket_merge_frees_its_worker_threads_vocabulary(tmp_path, monkeypatch):
+    # the sync scheduler runs every task in this thread: the shards leave it a vocabulary, which
+    # the first merge drops (the analysis is over), and later builds here start a new one
+    states = []
+    merge = build_mod.merge_bucket
+
+    def merge_noting_the_vocabulary(b, tmp, shard_results, **k):
+        before = getattr(tasks_mod._VOCABULARIES, "current", None)
+        result = merge(b, tmp, shard_results, **k)
+        states.append((before is not None, getattr(tasks_mod._VOCABULARIES, "current", None) is None))
+        return result
+
+    monkeypatch.setattr(build_mod, "merge_bucket", merge_noting_the_vocabulary)
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=3))
+    assert len(states) == 4 and states[0] == (True, True) and all(dropped for _, dropped in states)
+    assert file_hashes(build(DOCS, tmp_path, "again", num_shards=2)) == ref
+
+
+def test_concatenating_a_bucket_column_frees_its_pieces():
+    parts = [np.arange(3, dtype=np.int32), np.arange(5, 7, dtype=np.int32)]
+    refs = [weakref.ref(part) for part in parts]
+    out = tasks_mod._concatenate_freeing(parts)
+    assert out.tolist() == [0, 1, 2, 5, 6] and parts == []
+    assert all(ref() is None for ref in refs)  # the list held the only references
+    empty = tasks_mod._concatenate_freeing([])
+    assert empty.dtype == np.int32 and len(empty) == 0
 
 
 @pytest.mark.slow

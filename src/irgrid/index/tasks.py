@@ -37,8 +37,10 @@ from irgrid.index.format import (
 # irgrid.index.kernels (numba) is imported inside the tasks only: the driver of a build, which
 # imports this module for the tasks' names, then never loads numba (and its memory).
 
-#: a shard task flushes its token buffers to disk after this many tokens (12 bytes each)
-RUN_TOKENS = 4_000_000
+#: a shard task flushes its token buffers to disk after this many tokens (12 bytes each, held
+#: about twice while split by bucket): with two tasks at a time, much of the analysis phase's
+#: peak memory; smaller runs write more piece files (one per bucket a run) and cost CPU
+RUN_TOKENS = 2_000_000
 READ_BATCH_ROWS = 8192
 BYTES_PER_WORD = 6
 #: tokens a postings bucket is planned for (irgrid.index.build.automatic_num_buckets); a bucket
@@ -231,6 +233,13 @@ def _worker_vocabulary(analyzer: Analyzer, num_buckets: int) -> _Vocabulary:
     return vocabulary
 
 
+def _drop_worker_vocabulary() -> None:
+    """Free this worker thread's vocabulary: the merges start once every shard is analysed, and
+    the two vocabularies of a threads build (its hash tables and word analyses) would otherwise
+    stay through the merge phase and after the build, in the scheduler's pooled threads."""
+    _VOCABULARIES.current = None
+
+
 def iter_batches(path: str, batch_rows: int | None = None):
     """``(first_row, docno, text)`` record batches of a shard; a read failure becomes a :class:`ShardFormatError`."""
     row = 0
@@ -367,6 +376,7 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import tokens_by_key
 
+    _drop_worker_vocabulary()
     tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
     # the bucket's terms, sorted, and each shard's local id -> bucket term index
@@ -419,6 +429,7 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
             kept.append(piece)
         else:
             kept = None
+    piece = None  # the last piece read is kept's, or to be freed
 
     def pieces():
         return iter(kept) if kept is not None else (load(f) for f in piece_files)
@@ -436,12 +447,15 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
                 continue
             if lo == 0 and hi == num_terms:  # every term of the bucket: no selection
                 group = list(pieces())
+                kept = None  # the only group: the pieces go as soon as they are concatenated
             else:
                 group = [(t[m], d[m], p[m]) for t, d, p in pieces() for m in [(t >= lo) & (t < hi)]]
-            terms = np.concatenate([g[0] for g in group]) if group else np.zeros(0, np.int32)
-            docids = np.concatenate([g[1] for g in group]) if group else np.zeros(0, np.int32)
-            positions = np.concatenate([g[2] for g in group]) if group else np.zeros(0, np.int32)
+            # column after column, each column's pieces freed once concatenated: the bucket's
+            # tokens are held about once while concatenating, not twice
+            columns = [list(column) for column in zip(*group)] or [[], [], []]
             del group
+            terms, docids, positions = (_concatenate_freeing(columns[i]) for i in range(3))
+            del columns
             # stable: (term, docid, position) order
             key_of_term = np.arange(-lo, num_terms - lo, dtype=np.int32)
             terms, docids, positions, _ = tokens_by_key(terms, docids, positions, key_of_term, hi - lo)
@@ -456,6 +470,14 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     pq.write_table(stats, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
     shutil.rmtree(piece_dir, ignore_errors=True)
     return {"bucket": bucket, "postings": int(df.sum()), "terms": num_terms}
+
+
+def _concatenate_freeing(parts: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)`` (int32 when empty), emptying ``parts``: the caller's references
+    to the pieces are the list's, so each piece is freed here rather than when the caller lets go."""
+    out = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    parts.clear()
+    return out
 
 
 def _term_groups(token_counts: np.ndarray, limit: int) -> list[tuple[int, int]]:
