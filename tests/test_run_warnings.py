@@ -315,9 +315,17 @@ def test_a_double_interrupt_is_one_line(monkeypatch, capsys):
     assert err.strip().splitlines() == ["irgrid check-lock: interrupted"], err
 
 
+def _sigint_at_its_default() -> None:
+    """A child's SIGINT as a terminal's Ctrl-C finds it: a process inherits an ignored SIGINT from
+    its parent (POSIX), and Python then leaves it ignored; a test worker's own disposition is
+    whatever earlier tests and libraries in that worker left."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_two_ctrl_c_of_a_running_command_end_in_one_line(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "irgrid", "report", "--manifest", "-", "--out",
-                                str(tmp_path / "r.html")], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+                                str(tmp_path / "r.html")], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                               preexec_fn=_sigint_at_its_default)
     time.sleep(3)  # imports done, reading its standard input
     process.send_signal(signal.SIGINT)
     time.sleep(0.05)
