@@ -7,7 +7,7 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
 
 1. a point of the fused kernel (``Scorer.top_points``, scoring and ranking in one pass), and a
    block of ``BLOCK_POINTS`` points, least of ``--repeats`` CPU seconds;
-2. ranking alone: ``irgrid.ranking.top_k`` over the same point's scores of every candidate (the
+2. ranking alone: ``irgrid.retrieve.ranking.top_k`` over the same point's scores of every candidate (the
    numpy path's ``Scorer.score_all``), least of ``--repeats``: the ranking's share of a point;
 3. a block of the 20 points of ``scale.py``'s grid (k1 x b = 5 x 4) in one kernel pass
    (``Scorer._top_block``), and the whole grid and its first point alone through
@@ -22,7 +22,7 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
    ``BLOCK_POINTS``, the lowest of its scores of the previous point's best ``depth`` (those
    reaching its depth-th score, ties kept) is a lower bound on its own depth-th score; the
    candidates reaching that bound, against those reaching the kernel's sampled threshold
-   (``irgrid.ranking.best_positions``), summed over the queries with more than ``depth``.
+   (``irgrid.retrieve.ranking.best_positions``), summed over the queries with more than ``depth``.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def main() -> None:
     from irgrid.index import IndexReader
     from irgrid.models import get_model
     from irgrid.models.parts.bm25 import lucene_idf
-    from irgrid.ranking import top_k
     from irgrid.retrieve import BLOCK_POINTS, Scorer
+    from irgrid.retrieve.ranking import top_k
     from irgrid.runs import read_topics
 
     scorer = Scorer(IndexReader(args.index))
@@ -118,7 +118,7 @@ def main() -> None:
     print(f"bounds over k1 {K1_RANGE[0]}..{K1_RANGE[1]} x b {B_RANGE[0]}..{B_RANGE[1]}: candidates that could rank "
           f"within {args.depth} at some point {alive.mean():.3f}, their postings {alive[queries.global_slots].mean():.3f}")
 
-    from irgrid.ranking import best_positions
+    from irgrid.retrieve.ranking import best_positions
 
     long_queries = [q for q in range(len(queries))
                     if queries.candidate_offsets[q + 1] - queries.candidate_offsets[q] > args.depth]

@@ -14,7 +14,7 @@ import json, sys
 import numpy as np
 from irgrid.numba_start import import_arraymath_without_blas_probe
 import_arraymath_without_blas_probe()
-from irgrid.ranking import kth_largest
+from irgrid.retrieve.ranking import kth_largest
 kth = float(kth_largest(np.array([3.0, 1.0, 4.0, 1.0, 5.0]), 2))
 after_kernel = {name: name in sys.modules for name in ("scipy.linalg", "numba.np.arraymath")}
 probe_entry = sys.modules.get("scipy.linalg.cython_blas", "absent")

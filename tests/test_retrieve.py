@@ -78,7 +78,7 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
 
 @given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())
 def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
-    from irgrid.ranking import kth_largest
+    from irgrid.retrieve.ranking import kth_largest
 
     k = data.draw(st.integers(1, len(values)))
     assert kth_largest(np.array(values), k) == sorted(values, reverse=True)[k - 1]
@@ -187,7 +187,7 @@ def test_long_runs_of_tied_scores_are_cut_by_docno():
                        max_size=400),
        depth=st.integers(1, 60), seed=st.integers(0, 10**6))
 def test_top_k_is_the_head_of_the_sort_by_score_then_docno(values, depth, seed):
-    from irgrid.ranking import top_k
+    from irgrid.retrieve.ranking import top_k
 
     scores = np.array(values, dtype=np.float64)
     n = len(scores)
@@ -206,7 +206,7 @@ def test_top_k_is_the_head_of_the_sort_by_score_then_docno(values, depth, seed):
 def test_top_k_of_long_segments_with_many_ties_is_the_head_of_the_sort(levels, n, depth, seed):
     # segments long enough for the sampled threshold, the cut at the depth-th and the radix passes;
     # few distinct scores, so long runs tie at the threshold and within the best, and depth may pass n
-    from irgrid.ranking import top_k
+    from irgrid.retrieve.ranking import top_k
 
     rng = np.random.default_rng(seed)
     scores = np.array(levels, dtype=np.float64)[rng.integers(0, len(levels), n)]
@@ -220,7 +220,7 @@ def test_top_k_of_long_segments_with_many_ties_is_the_head_of_the_sort(levels, n
 
 
 def test_best_positions_holds_every_score_tied_with_the_last_kept():
-    from irgrid.ranking import best_positions
+    from irgrid.retrieve.ranking import best_positions
 
     rng = np.random.default_rng(3)
     for n, depth in [(50_000, 1000), (9_000, 1000), (5_000, 10), (1_001, 1000)]:
@@ -237,7 +237,7 @@ def test_best_positions_holds_every_score_tied_with_the_last_kept():
 def test_radix_keys_are_ordered_by_their_highest_varying_bits(keys, spread_bits, index_bits):
     """The ranker's keys (often sharing their high bits) come back a permutation, ordered by the
     PREFIX_BITS highest bits that vary above the index bits (the exact insertion pass orders the rest)."""
-    from irgrid.ranking import PREFIX_BITS, _prefix_sorted_keys
+    from irgrid.retrieve.ranking import PREFIX_BITS, _prefix_sorted_keys
 
     values = np.array(keys, dtype=np.int64)
     # as the ranker's keys are: close scores share the high bits, the low ones vary
@@ -262,7 +262,7 @@ def test_radix_keys_are_ordered_by_their_highest_varying_bits(keys, spread_bits,
 def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, subset):
     """Many tied scores, and scores equal but for their last bits (so equal in the radix passes'
     bits), ordered as a sort of (-score, docno rank) orders them."""
-    from irgrid.ranking import sort_by_score_then_docno
+    from irgrid.retrieve.ranking import sort_by_score_then_docno
 
     values = []
     for base, ulps in picks:

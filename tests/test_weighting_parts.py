@@ -24,8 +24,8 @@ from irgrid.models import MODEL_FAMILIES
 from irgrid.models.base import WeightedModel
 from irgrid.models.parts import WEIGHTINGS
 from irgrid.models.parts.base import Weighting
-from irgrid.ranking import top_k
 from irgrid.retrieve import Scorer
+from irgrid.retrieve.ranking import top_k
 from tiny_index import TinyIndex
 
 

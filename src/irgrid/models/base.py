@@ -121,7 +121,7 @@ class RetrievalModel:
     """Base class: subclasses set ``name``, ``parameters`` and the two score parts.
 
     A model may also name the :class:`~irgrid.models.parts.base.Weighting` (``weighting``)
-    that the fused kernel of :mod:`irgrid.ranking` scores in one pass over a query set's
+    that the fused kernel of :mod:`irgrid.retrieve.ranking` scores in one pass over a query set's
     postings, with the per-term and per-query constants of :meth:`kernel_inputs`: a
     :class:`WeightedModel`, whose ``term_scores`` and ``document_scores`` call the same
     declared scalar parts, so both give the same numbers to the last bit.
@@ -130,7 +130,7 @@ class RetrievalModel:
     name: ClassVar[str]
     description: ClassVar[str] = ""
     parameters: ClassVar[tuple[Parameter, ...]] = ()
-    #: the weighting the fused kernel of irgrid.ranking scores this model by (None: no fused path)
+    #: the weighting the fused kernel of irgrid.retrieve.ranking scores this model by (None: no fused path)
     weighting: ClassVar[Weighting | None] = None
     #: True for a model scoring compiled query features (terms and windows, irgrid.features):
     #: its query set is prepared with :meth:`compile`, not as a bag of terms

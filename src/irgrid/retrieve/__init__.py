@@ -35,7 +35,6 @@ from ..feedback import retrieve_with_feedback
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
 from ..numba_start import import_arraymath_without_blas_probe
-from ..ranking import score_and_rank, top_k
 from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
 from .prepared import (
     QUERY_CACHE_BYTES,
@@ -47,6 +46,7 @@ from .prepared import (
     feature_values,
     warn_of_empty_queries,
 )
+from .ranking import score_and_rank, top_k
 
 #: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
 #: read once for the block, so a point costs less in a larger block, less so past a few points
@@ -360,8 +360,8 @@ class Scorer:
         """The rankings of queries ``first:last`` of a prepared set: ``(docids, scores, offsets)``.
 
         Query ``first + i``'s ranking is at ``offsets[i]:offsets[i+1]``.  A model with a
-        fused kernel is scored and ranked in one pass per query (:func:`irgrid.ranking.score_and_rank`);
-        any other through its numpy ``term_scores`` (:meth:`score_all`) and :func:`irgrid.ranking.top_k`.
+        fused kernel is scored and ranked in one pass per query (:func:`irgrid.retrieve.ranking.score_and_rank`);
+        any other through its numpy ``term_scores`` (:meth:`score_all`) and :func:`irgrid.retrieve.ranking.top_k`.
         The same runs either way, to the last bit.
         """
         last = len(queries) if last is None else last
@@ -405,7 +405,7 @@ class Scorer:
         """:meth:`top` of the whole set at each of ``points`` in order, made a block at a time.
 
         A model with a fused kernel scores a block of up to :data:`BLOCK_POINTS` points per
-        pass over the postings (:func:`irgrid.ranking.score_and_rank`; the points of a
+        pass over the postings (:func:`irgrid.retrieve.ranking.score_and_rank`; the points of a
         Dirichlet block share their mu); any other model point by point. A block's rankings
         are made when the caller asks for its first point, so a grid's rankings need not all
         be held at once.
@@ -490,7 +490,7 @@ class Scorer:
     def _top_block(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
                    depth: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Queries ``first:last`` at a block of points in one kernel pass a query: ``(docids, scores, offsets)``,
-        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.ranking.score_and_rank`)."""
+        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.retrieve.ranking.score_and_rank`)."""
         inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
         params, term_constants, term_weights, query_constants, query_lengths, weights = (
             np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel
 from ..models.parts.base import document_values, tabulated_posting_parts
-from ..ranking import candidate_slots
+from .ranking import candidate_slots
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A weighting function declared once: its per-posting and per-document parts and their constants.
 
-A model family that the fused query-set kernel (:func:`irgrid.ranking.score_and_rank`) scores
+A model family that the fused query-set kernel (:func:`irgrid.retrieve.ranking.score_and_rank`) scores
 declares its :class:`Weighting`: a per-posting part ``posting(tf, |D|, term_constant, params)``,
 optionally a per-document part ``document(|D|, params)`` (the score adds
 ``query_constant - query_length * document``), and how the point's ``params`` row, each term's

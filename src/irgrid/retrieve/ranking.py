@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .models.parts.base import posting_part
+from ..models.parts.base import posting_part
 
 
 @njit(cache=True, nogil=True)
