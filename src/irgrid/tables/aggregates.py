@@ -22,8 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputFormatError
-from .loading import _CELL_COLUMNS, _is_chunk_evaluation, cell_slices, load_cells, read_chunk_file
+from .loading import _CELL_COLUMNS, _is_chunk_evaluation, cell_slices, load_cells, missing_cell_error, read_chunk_file
 
 
 @dataclass(eq=False)
@@ -215,8 +214,7 @@ def read_cell_aggregates(cells: pd.DataFrame, measure: str, selection_values: bo
     missing = np.flatnonzero(row_counts < 0)
     if len(missing):
         cell = cells.iloc[missing[0]]
-        raise InputFormatError(cell["path"], None, f"the evaluations of {cell['model']} at {cell['params']}",
-                               "no rows of that cell")
+        raise missing_cell_error(cell["path"], cell["model"], cell["params"])
     measures: dict[tuple[str, str, str], set[str]] = {}
     for collection, queryset, model, present in zip(keys["collection"], keys["queryset"], keys["model"], cell_measures):
         measures.setdefault((collection, queryset, model), set()).update(present)

@@ -66,7 +66,7 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pd.DataFrame:
     for path, model, params in zip(cells["path"], cells["model"], cells["params"]):
         found = slices.get((str(path), str(model), str(params)))
         if found is None:
-            raise InputFormatError(path, None, f"the evaluations of {model} at {params}", "no rows of that cell")
+            raise missing_cell_error(path, model, params)
         rows.append(np.arange(*found))
         lengths.append(found[1] - found[0])
     combined = pa.concat_tables(tables).take(pa.array(np.concatenate(rows))).combine_chunks()
@@ -76,6 +76,11 @@ def _load_chunk_cells(cells: pd.DataFrame) -> pd.DataFrame:
         values = cells[column].astype(str).to_numpy(dtype=object)
         frame[column] = values[cell_of_row]  # one string object a cell, however many rows it has
     return frame
+
+
+def missing_cell_error(path, model, params) -> InputFormatError:
+    """A listed cell that its chunk's evaluation file has no rows of: the file and the cell named."""
+    return InputFormatError(path, None, f"the evaluations of {model} at {params}", "no rows of that cell")
 
 
 def read_chunk_file(path) -> pa.Table:
