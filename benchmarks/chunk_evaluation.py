@@ -64,7 +64,7 @@ def child(args) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from irgrid.evaluate import RunEvaluator, read_qrels_table, read_topic_qids
+    from irgrid.evaluation.evaluator import RunEvaluator, read_qrels_table, read_topic_qids
     from irgrid.index import IndexReader
     from irgrid.jobs.chunk import _JudgedDocuments, _scored_runs  # noqa: F401  (the job's own imports)
     from irgrid.jobs.trec_measures import RankedJudgements

@@ -135,7 +135,7 @@ def evaluate_command(runs: list[Path], topics: Path, qrels: Path, measures: list
 
 def phases(runs: list[Path], topics: Path, qrels: Path, measures: list[str], out_dir: Path) -> dict:
     """Where the CPU time of one job goes, in this process, warm (per run: the least over the runs)."""
-    from irgrid.evaluate import RunEvaluator, read_qrels, write_evaluation
+    from irgrid.evaluation.evaluator import RunEvaluator, read_qrels, write_evaluation
     try:
         from irgrid.runs import read_run_table as read_run  # what `irgrid evaluate` reads with
         from irgrid.runs import read_topics

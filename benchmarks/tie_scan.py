@@ -1,5 +1,5 @@
 """What the tie scan adds to an evaluation: `irgrid evaluate` on a chunk of runs, with and without
-``--no-tie-scan`` (irgrid.ties.TiedRelevantScan: where ties touch a relevant document, and E[m] beside).
+``--no-tie-scan`` (irgrid.evaluation.ties.TiedRelevantScan: where ties touch a relevant document, and E[m] beside).
 
     python benchmarks/tie_scan.py --runs results/cacm/runs/porter/text/bm25/*.parquet \\
         --qrels results/cacm/qrels.parquet --topics results/cacm/topics/text.parquet \\
@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     import pandas as pd
 
-    from irgrid.ties import FIRST_TIED_RELEVANT, is_tie_measure
+    from irgrid.evaluation.ties import FIRST_TIED_RELEVANT, is_tie_measure
 
     measures = config_measures()
     timings: dict[bool, list[dict]] = {True: [], False: []}

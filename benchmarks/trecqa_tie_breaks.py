@@ -22,7 +22,7 @@ import pandas as pd
 from ir_measures import AP, RR
 
 from irgrid.collections.trecqa import iter_trecqa_pairs, sentence_docno
-from irgrid.evaluate import read_qrels
+from irgrid.evaluation.evaluator import read_qrels
 from irgrid.runs import read_run, read_topics
 from irgrid.sentences.protocol import mixed_qids
 

@@ -21,7 +21,7 @@ from irgrid.axioms.experiment import (
 )
 from irgrid.config import load_config, load_yaml
 from irgrid.errors import ConfigError
-from irgrid.stats import spearman_test
+from irgrid.evaluation.stats import spearman_test
 from irgrid.tables import TableSpec
 
 

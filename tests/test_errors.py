@@ -27,7 +27,7 @@ from irgrid.cli import main
 from irgrid.collections import CollectionSpec, write_document_shards, write_topics
 from irgrid.config import load_config
 from irgrid.errors import ConfigError, InputFormatError
-from irgrid.evaluate import RunEvaluator
+from irgrid.evaluation.evaluator import RunEvaluator
 
 ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
 EXPERIMENT = {

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from irgrid.errors import ConfigError
-from irgrid.evaluate import RunEvaluator, evaluate_run, mean_values
+from irgrid.evaluation.evaluator import RunEvaluator, evaluate_run, mean_values
 
 
 def run_frame(rows):
@@ -94,7 +94,7 @@ def several_runs():
 
 
 def test_one_evaluator_for_several_runs_gives_each_run_its_own_values():
-    from irgrid.evaluate import RunEvaluator
+    from irgrid.evaluation.evaluator import RunEvaluator
 
     measures = ["AP", "P@10", "nDCG@10", "Rprec", "R@1000"]
     topics = [str(q) for q in range(1, 8)]  # query 8 is judged but not in the query set
@@ -144,7 +144,7 @@ def write_inputs(tmp_path):
 
 def test_evaluate_command_with_several_runs_writes_what_one_run_at_a_time_writes(tmp_path):
     from irgrid import cli
-    from irgrid.evaluate import read_evaluation
+    from irgrid.evaluation.evaluator import read_evaluation
 
     qrels, topics, runs = write_inputs(tmp_path)
     common = ["--qrels", str(qrels), "--topics", str(topics), "--measures", '["AP", "P@10"]']
@@ -285,7 +285,7 @@ def test_a_run_read_with_its_dictionaries_gives_ir_measures_values(tmp_path, see
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from irgrid.evaluate import read_run_for_evaluation
+    from irgrid.evaluation.evaluator import read_run_for_evaluation
     from irgrid.runs import RUN_SCHEMA, RUN_WRITE_OPTIONS
 
     qrels, runs = runs_over_few_documents(seed)

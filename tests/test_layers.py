@@ -4,8 +4,8 @@ no import cycles; imports inside a function only defer a dependency, and say so.
 Layers, lowest first (a module may import its own layer and those below):
 
 0. base: errors, file writing, grids, JSON-schema messages, numba's start-up.
-1. engine: analysis, collections, index, query features, models, scoring, feedback, evaluation,
-   statistics, ties, query sets, measure names, the synthetic collection.
+1. engine: analysis, collections, index, query features, models, scoring, feedback, evaluation
+   (measures, ties, statistics), query sets, the synthetic collection.
 2. papers: constraint counting, phrase identification and weights, parsing, sentence trees.
 3. workflow glue: config, cli, jobs, chunk jobs, report, tables, figures, housekeeping, and each
    paper's experiment-level tables (axioms.experiment).
@@ -26,8 +26,8 @@ PACKAGE = Path(irgrid.__file__).parent
 
 LAYERS = {
     **dict.fromkeys(["errors", "io", "schema_errors", "grid", "numba_start"], 0),
-    **dict.fromkeys(["analysis", "collections", "index", "features", "models", "retrieve", "evaluate",
-                     "stats", "ties", "querysets", "feedback", "synthetic", "measure_names", "runs"], 1),
+    **dict.fromkeys(["analysis", "collections", "index", "features", "models", "retrieve", "evaluation",
+                     "querysets", "feedback", "synthetic", "runs"], 1),
     **dict.fromkeys(["axioms", "phrases", "parsing", "sentences"], 2),
     **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "plots", "housekeeping",
                      "__main__", "axioms.experiment"], 3),

@@ -35,7 +35,7 @@ from irgrid.collections import (
     write_qrels,
     write_topics,
 )
-from irgrid.evaluate import evaluate_run, mean_values, read_qrels
+from irgrid.evaluation.evaluator import evaluate_run, mean_values, read_qrels
 from irgrid.index import IndexReader, build_index
 from irgrid.index.forward import build_forward_index, forward_index_dir
 from irgrid.retrieve import retrieve_grid

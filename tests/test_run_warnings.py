@@ -240,10 +240,10 @@ def test_empty_queries_and_qrels_files_are_named_as_the_raw_files(tmp_path):
 
 
 def test_judged_queries_of_other_splits_are_said_once_at_info(caplog):
-    from irgrid.evaluate import RunEvaluator
+    from irgrid.evaluation.evaluator import RunEvaluator
 
     qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["d1", "d2", "d3"], "relevance": [1, 1, 1]})
-    with caplog.at_level(logging.DEBUG, logger="irgrid.evaluate"):
+    with caplog.at_level(logging.DEBUG, logger="irgrid.evaluation.evaluator"):
         RunEvaluator(qrels, ["AP"], topic_qids=["1"])
     said = [record for record in caplog.records if "not in the query set" in record.getMessage()]
     assert len(said) == 1 and said[0].levelno == logging.INFO

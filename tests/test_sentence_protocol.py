@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from irgrid.collections.trecqa import iter_trecqa_documents, iter_trecqa_parses, iter_trecqa_qrels
-from irgrid.evaluate import RunEvaluator, write_evaluation
+from irgrid.evaluation.evaluator import RunEvaluator, write_evaluation
 from irgrid.features.sentence_parses import SentenceParses
 from irgrid.retrieve import retrieve_grid
 from irgrid.sentences.protocol import judged_topics, mixed_qids

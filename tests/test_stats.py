@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from irgrid.errors import ConfigError
-from irgrid.stats import (
+from irgrid.evaluation.stats import (
     CVResult,
     align,
     apply_selection,

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from irgrid.evaluate import write_evaluation
+from irgrid.evaluation.evaluator import write_evaluation
 from irgrid.tables import TableSpec, load_cells, summarise, to_markdown, write_tables
 
 

@@ -1,4 +1,4 @@
-"""Tie-aware evaluation (irgrid.ties) against trec_eval (via ir-measures) over every ordering of the ties."""
+"""Tie-aware evaluation (irgrid.evaluation.ties) against trec_eval (via ir-measures) over every ordering of the ties."""
 
 import itertools
 import math
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from irgrid.errors import ConfigError, InputFormatError
-from irgrid.evaluate import RunEvaluator
-from irgrid.ties import (
+from irgrid.evaluation.evaluator import RunEvaluator
+from irgrid.evaluation.ties import (
     TieMeasure,
     beside_each,
     canonical_name,
@@ -203,7 +203,7 @@ def test_irgrid_evaluate_adds_tie_aware_rows_after_unchanged_ir_measures_ones(tm
     import json
 
     from irgrid.cli import main
-    from irgrid.evaluate import read_evaluation
+    from irgrid.evaluation.evaluator import read_evaluation
 
     run, qrels = write_run_and_qrels(tmp_path)
     # (without the rows every evaluation adds on ties: test_every_evaluation_counts_ties_touching_relevant_documents)
@@ -244,7 +244,7 @@ def test_irgrid_tie_aware_reads_trec_files_and_prints_the_spread(tmp_path, capsy
 
 
 def test_a_malformed_trec_run_line_is_named(tmp_path):
-    from irgrid.ties import read_scored_run
+    from irgrid.evaluation.ties import read_scored_run
 
     (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 high x\n")
     with pytest.raises(InputFormatError, match="run.txt.*2"):

@@ -1,4 +1,4 @@
-"""Ties in every evaluation (irgrid.ties.TiedRelevantScan, `irgrid evaluate`) and in every table:
+"""Ties in every evaluation (irgrid.evaluation.ties.TiedRelevantScan, `irgrid evaluate`) and in every table:
 checked against trec_eval over every ordering of the tied documents (test_ties' brute force)."""
 
 import itertools
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_ties import MEASURES, trec_eval_over_orderings
 
-from irgrid.evaluate import RunEvaluator
-from irgrid.ties import FIRST_TIED_RELEVANT, TiedRelevantScan
+from irgrid.evaluation.evaluator import RunEvaluator
+from irgrid.evaluation.ties import FIRST_TIED_RELEVANT, TiedRelevantScan
 
 
 def first_rank_over_orderings(scores, grades):

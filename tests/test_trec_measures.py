@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from irgrid.evaluate import RunEvaluator
+from irgrid.evaluation.evaluator import RunEvaluator
 from irgrid.jobs.trec_measures import RankedJudgements, supported
 
 MEASURES = ["AP", "P@1", "P@5", "P@10", "P@20", "P@30", "nDCG@10", "nDCG", "Rprec", "R@1000", "R@5", "RR", "AP@5",

@@ -194,7 +194,7 @@ def test_the_chunk_keeps_every_cells_evaluation_and_no_run(workflow):
     evaluations = pq.read_table(workflow.workdir / FIRST_RUN).to_pandas()
     assert evaluations.columns.tolist() == ["model", "params", "qid", "measure", "value"]
     assert sorted(evaluations.groupby(["model", "params"]).groups) == sorted(CELLS)
-    # the config's measures for every judged query; the tie scan's rows (irgrid.ties) only where a tie
+    # the config's measures for every judged query; the tie scan's rows (irgrid.evaluation.ties) only where a tie
     # touches a relevant document
     every_query = evaluations.groupby("measure")["qid"].nunique()
     assert every_query["AP"] == every_query["P@10"] == evaluations["qid"].nunique()

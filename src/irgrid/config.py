@@ -25,13 +25,13 @@ import yaml
 
 from .analysis.stopwords import BUILTIN_STOPLISTS
 from .errors import ConfigError
+from .evaluation.measure_names import canonical_measures
+from .evaluation.ties import beside_each, is_tie_aware_name
 from .experiment_checks import check_querysets, check_title
 from .grid import encode_point, expand_grid
-from .measure_names import canonical_measures
 from .models import get_model
 from .querysets import base_queryset, check_queryset_name
 from .schema_errors import describe_schema_error
-from .ties import beside_each, is_tie_aware_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
@@ -579,7 +579,7 @@ class Chunk:
     label: str  # the hash prefix shared by its cells (split_by_hash), "parses-" first when uses_parses
     cells: tuple[ChunkCell, ...]  # sorted by key (model/point)
     uses_parses: bool = False
-    #: tie-aware names (irgrid.ties) its evaluation adds to the config's measures: those of the
+    #: tie-aware names (irgrid.evaluation.ties) its evaluation adds to the config's measures: those of the
     #: experiments with ``tie_aware`` whose cells it holds (none: evaluated as without the option)
     tie_measures: tuple[str, ...] = ()
 

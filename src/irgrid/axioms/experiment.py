@@ -12,7 +12,7 @@ this module does what the paper does with those counts:
    (the paper's Table 2) on both document sets, beside each function's mean of the
    selection measure, and Spearman's rho between total violations and that measure over
    the paper's functions (its figure) and over all the functions, with exact permutation
-   p-values (:func:`irgrid.stats.spearman_test`);
+   p-values (:func:`irgrid.evaluation.stats.spearman_test`);
 4. check the paper's two claims about them: violations and the measure are inversely
    correlated, and one function (ES) has the fewest violations.
 """
@@ -29,12 +29,12 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import ConfigError
+from ..evaluation.stats import spearman_test
 from ..grid import decode_point
 from ..index import IndexReader
 from ..io import write_parquet, write_text
 from ..jobs.chunk import recompute_run
 from ..runs import read_run, read_topics
-from ..stats import spearman_test
 from ..tables import CellAggregates, TableSpec, best_points, read_table_evaluations
 from .counting import CONSTRAINTS, analyse_runs, summarise_violations
 

@@ -69,7 +69,7 @@ def cmd_judged_topics(args) -> None:
     import pyarrow as pa
 
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..evaluate import read_qrels
+    from ..evaluation.evaluator import read_qrels
     from ..io import write_parquet
     from ..runs import read_topics
     from ..sentences.protocol import judged_topics, mixed_qids
@@ -113,7 +113,7 @@ def cmd_parse_sentences(args) -> None:
 
 def cmd_sentence_cliques(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..evaluate import read_qrels
+    from ..evaluation.evaluator import read_qrels
     from ..features.sentence_parses import SentenceParses
     from ..index import IndexReader
     from ..runs import read_topics

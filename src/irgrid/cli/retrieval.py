@@ -85,16 +85,16 @@ def cmd_evaluate(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     import numpy as np
 
-    # irgrid.evaluate alone: no pandas, no retrieval code (numba, models), a third of a small chunk's time
-    from ..evaluate import RunEvaluator, read_qrels_table, read_run_for_evaluation, read_topic_qids, write_evaluation
+    # irgrid.evaluation.evaluator alone: no pandas, no retrieval code (numba, models), a third of a small chunk's time
+    from ..evaluation.evaluator import RunEvaluator, read_qrels_table, read_run_for_evaluation, read_topic_qids, write_evaluation
 
     if len(args.run) != len(args.out):
         raise SystemExit(f"irgrid evaluate: {len(args.run)} --run but {len(args.out)} --out: give one --out per --run")
     imported = time.perf_counter()
     topic_qids = read_topic_qids(args.topics) if args.topics else None
-    # Tie-aware names (E[AP], tied_relevant@k: irgrid.ties) are computed from the runs' scores, after
+    # Tie-aware names (E[AP], tied_relevant@k: irgrid.evaluation.ties) are computed from the runs' scores, after
     # ir-measures' values; a list without them is evaluated exactly as before, by ir-measures alone.
-    from ..ties import is_tie_aware_name
+    from ..evaluation.ties import is_tie_aware_name
 
     names = json.loads(args.measures)
     tie_aware = [name for name in names if is_tie_aware_name(name)]
@@ -103,8 +103,8 @@ def cmd_evaluate(args) -> None:
     qrels = read_qrels_table(args.qrels)
     evaluator = RunEvaluator(qrels, names, topic_qids, qrels_source=args.qrels) if names or not tie_aware else None
     # Every evaluation also says where a run's ties touch a relevant document, and gives E[m] beside
-    # each measure m such a tie can change (irgrid.ties.TiedRelevantScan): rows added after the others.
-    from ..ties import TiedRelevantScan, read_run_scores
+    # each measure m such a tie can change (irgrid.evaluation.ties.TiedRelevantScan): rows added after the others.
+    from ..evaluation.ties import TiedRelevantScan, read_run_scores
 
     scan = TiedRelevantScan(qrels, evaluator.judged, names) if evaluator and not args.no_tie_scan else None
     for run_path, out in zip(args.run, args.out):
@@ -115,7 +115,7 @@ def cmd_evaluate(args) -> None:
             import pyarrow as pa
 
             # deferred: this command's own dependencies (see the module's docstring)
-            from ..ties import evaluate_ties, read_scored_run
+            from ..evaluation.ties import evaluate_ties, read_scored_run
 
             # the query set's judged queries, as RunEvaluator takes them
             tied = evaluate_ties(read_scored_run(run_path), qrels, tie_aware,
@@ -164,13 +164,13 @@ def cmd_chunk(args) -> None:
 
 def cmd_tie_aware(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..ties import compare_with_trec_eval, read_any_qrels, read_scored_run
+    from ..evaluation.ties import compare_with_trec_eval, read_any_qrels, read_scored_run
 
     measures = json.loads(args.measures) if args.measures.lstrip().startswith("[") else args.measures.split(",")
     topic_qids = None
     if args.topics:
         # deferred: this command's own dependencies (see the module's docstring)
-        from ..evaluate import read_topic_qids
+        from ..evaluation.evaluator import read_topic_qids
 
         topic_qids = read_topic_qids(args.topics)
     rows, tied, queries = compare_with_trec_eval(read_scored_run(args.run), read_any_qrels(args.qrels),

@@ -24,17 +24,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputFormatError
-from ..evaluate import RANK_ONLY_MEASURES, RunEvaluator, parse_measures, read_parquet_file, read_qrels_table, read_topic_qids
+from ..evaluation.evaluator import (
+    RANK_ONLY_MEASURES,
+    RunEvaluator,
+    parse_measures,
+    read_parquet_file,
+    read_qrels_table,
+    read_topic_qids,
+)
+from ..evaluation.ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 from ..grid import decode_point
 from ..index import IndexReader
 from ..io import write_json, write_parquet
 from ..report.provenance import METADATA_KEY, git_commit, sidecar_path
 from ..runs import RUN_SCHEMA, read_topics
-from ..ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 
 log = logging.getLogger(__name__)
 
-#: a chunk's evaluation file: the cell's model and point, then the per-query rows of irgrid.evaluate
+#: a chunk's evaluation file: the cell's model and point, then the per-query rows of irgrid.evaluation.evaluator
 CHUNK_EVALUATION_SCHEMA = pa.schema([
     pa.field("model", pa.string()), pa.field("params", pa.string()),
     pa.field("qid", pa.string()), pa.field("measure", pa.string()), pa.field("value", pa.float64()),
@@ -71,7 +78,7 @@ def evaluate_chunk(
     Each family's points are scored in one pass over the index and topics opened once
     (``retrieve_grid``); the qrels are handed to ir-measures once (``RunEvaluator``). A cell's rows
     are the ones ``irgrid evaluate`` gives its run file: the same measures, tie-aware names from the
-    scores (``irgrid.ties``) after ir-measures' values.
+    scores (``irgrid.evaluation.ties``) after ir-measures' values.
     """
     tie_aware = [name for name in measures if is_tie_aware_name(name)]
     names = [name for name in measures if name not in tie_aware]
@@ -87,7 +94,7 @@ def evaluate_chunk(
         positions_of.setdefault(family, []).append(position)
     evaluations: list[pa.Table | None] = [None] * len(cells)
     # Without tie-aware names and with rank-only measures, a run reaches ir-measures only up to each
-    # query's last judged document (irgrid.evaluate.RANK_ONLY_MEASURES): those rows are picked here on
+    # query's last judged document (irgrid.evaluation.evaluator.RANK_ONLY_MEASURES): those rows are picked here on
     # document ids, and only they get their docno strings.
     judged = _JudgedDocuments(qrels, topic_qids, index) if not tie_aware and _rank_only(names) else None
     # The measures trec_measures computes are taken from the rankings' document ids; ir-measures
@@ -186,7 +193,7 @@ def _scored_runs(index, topics, family: str, points, depth: int, threads: int, p
             last = np.zeros(len(qids), dtype=np.int64)
             np.maximum.at(last, query_of_row[judged_rows], ranks[judged_rows])
             # the tie group holding a query's last judged document is kept whole: an expected value
-            # over the orderings of tied documents counts every document of the group (irgrid.ties)
+            # over the orderings of tied documents counts every document of the group (irgrid.evaluation.ties)
             score_at_last = np.full(len(qids), np.nan)
             reached = np.flatnonzero(last > 0)
             score_at_last[reached] = scores[offsets[:-1][reached] + last[reached] - 1]

@@ -24,7 +24,7 @@ trec_eval's conventions, kept here:
   order, over the same sum for the judged grades >= 1 sorted in decreasing order.
 
 A judged query the run ranks nothing for keeps the measure's default (what ir-measures gives a
-query trec_eval skips), as :class:`irgrid.evaluate.RunEvaluator` does.
+query trec_eval skips), as :class:`irgrid.evaluation.evaluator.RunEvaluator` does.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from ..evaluate import RunEvaluator, parse_measures, qrels_columns
+from ..evaluation.evaluator import RunEvaluator, parse_measures, qrels_columns
 
 #: measure name -> its code in the kernel, and whether it takes a cutoff (None: it must not)
 SUPPORTED = {"AP": 0, "P": 1, "R": 2, "Rprec": 3, "RR": 4, "nDCG": 5}
@@ -59,7 +59,7 @@ def supported(names: Sequence[str]) -> bool:
 class RankedJudgements:
     """A query set's judgements by document id, for evaluating integer rankings of it.
 
-    ``evaluator``: the job's :class:`~irgrid.evaluate.RunEvaluator` (its judged queries, measures,
+    ``evaluator``: the job's :class:`~irgrid.evaluation.evaluator.RunEvaluator` (its judged queries, measures,
     defaults and value layout are the ones kept); ``qrels``: the table it was made from;
     ``docnos``: the index's docnos in docid order (an Arrow string array).
     """

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ..measure_names import canonical_measures
+from ..evaluation.measure_names import canonical_measures
 
 #: a claim of a significant difference (the paper tested it), or of a direction only
 CLAIM_KINDS = ("significant", "direction")

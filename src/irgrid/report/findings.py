@@ -7,7 +7,7 @@ labelled as such. For a claim "``better`` > ``than`` on ``measure``" and a row, 
 judged queries:
 
 - ``difference``: mean of the per-query differences ``better - than``, with its 95% paired
-  bootstrap confidence interval ``ci_low``, ``ci_high`` (:func:`irgrid.stats.bootstrap_ci`,
+  bootstrap confidence interval ``ci_low``, ``ci_high`` (:func:`irgrid.evaluation.stats.bootstrap_ci`,
   seeded with the experiment's ``seed``); ``direction``: ``higher``, ``lower`` or ``tie``;
 - ``p_value``, ``p_corrected``, ``significant``: the experiment's own test (``test``,
   ``alternative``) corrected with its ``correction`` over the comparisons of every other model
@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..evaluation.stats import bootstrap_ci, correct_p_values, paired_test
 from ..io import write_text
-from ..stats import bootstrap_ci, correct_p_values, paired_test
 from ..tables import QUERY_SUBSETS, GridPosition, TableSpec, chosen_points, grid_positions
 from .claims import Claim, PaperTest
 

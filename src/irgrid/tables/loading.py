@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
-from ..evaluate import read_evaluation, read_parquet_file
+from ..evaluation.evaluator import read_evaluation, read_parquet_file
 from ..jobs.chunk import CHUNK_EVALUATION_SCHEMA
 
 #: the columns of an evaluation file, in its order

@@ -11,8 +11,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ..stats import apply_selection, best_point, correct_p_values, cross_validated_selection, paired_test
-from ..ties import FIRST_TIED_RELEVANT, is_tie_measure, tie_form
+from ..evaluation.stats import apply_selection, best_point, correct_p_values, cross_validated_selection, paired_test
+from ..evaluation.ties import FIRST_TIED_RELEVANT, is_tie_measure, tie_form
 from .aggregates import CellAggregates
 from .spec import QUERY_SUBSETS, GridPosition, TableSpec, grid_position
 
@@ -143,7 +143,7 @@ def _chosen_values(values: _ModelValues, spec: TableSpec, choice: _Choice) -> pd
     if not _sparse_measures(measures, spec):
         return apply_selection(rows[["qid", "params", "measure", "value"]], choice.query_params)
     sparse = _sparse_tie_rows(rows, spec, measures)
-    # rows only some queries of a run have (irgrid.ties: where ties touch a relevant document) follow
+    # rows only some queries of a run have (irgrid.evaluation.ties: where ties touch a relevant document) follow
     # the same choice, without apply_selection's check that every query has every measure
     dense, extra = rows[~sparse], rows[sparse]
     extra = extra.loc[extra["params"] == extra["qid"].map(choice.query_params), ["qid", "measure", "value"]]
@@ -164,7 +164,7 @@ def _sparse_measures(measures, spec: TableSpec) -> set[str]:
 
 
 def _sparse_tie_rows(values: pd.DataFrame, spec: TableSpec, measures=None) -> np.ndarray:
-    """Which rows hold what every evaluation adds on ties (irgrid.ties.TiedRelevantScan): the first
+    """Which rows hold what every evaluation adds on ties (irgrid.evaluation.ties.TiedRelevantScan): the first
     tied rank and E[m] of the queries a tie touches, not of every query (E[m] of a ``tie_aware``
     experiment's table measures are of every query, and stay with the table's measures). ``measures``:
     the measures of the model's cells (default: those of ``values``)."""

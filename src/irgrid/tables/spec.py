@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..errors import InputFormatError
-from ..evaluate import read_parquet_file
+from ..evaluation.evaluator import read_parquet_file
 from ..grid import decode_point, format_value
 from ..phrases import has_phrase
 from ..sentences.protocol import mixed_qids, positive_qids

@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..evaluation.ties import FIRST_TIED_RELEVANT
 from ..grid import encode_point
 from ..io import write_parquet
 from ..jobs.chunk import CHUNK_EVALUATION_SCHEMA, CHUNK_WRITE_OPTIONS
-from ..ties import FIRST_TIED_RELEVANT
 
 DEFAULT_MEASURES = ("AP", "P@1", "P@5", "P@10", "P@20", "P@30", "nDCG@10", "Rprec", "R@1000", "RR")
 #: the cutoff of each measure's tie rows (None: anywhere in the ranking)

@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import ConfigError, InputFormatError
+from ..errors import ConfigError, InputFormatError
 
 #: how a tie group is ordered: the mean over its orderings, or its best or worst ordering
 MODES = ("expected", "best", "worst")
@@ -335,15 +335,15 @@ def evaluate_ties(
     run_source: str | os.PathLike = "run",
 ) -> pa.Table:
     """Per-query tie-aware values (qid, measure, value) of a run (qid, docno, score) for every judged
-    query (of ``topic_qids`` when given), as irgrid.evaluate gives trec_eval-style ones: a query the
+    query (of ``topic_qids`` when given), as irgrid.evaluation.evaluator gives trec_eval-style ones: a query the
     run retrieves nothing for scores 0.
 
     ``names``: tie-aware measures (``E[AP]``, ``best[P@10]``, ``worst[RR]``; a plain ``AP`` is
     ``E[AP]``) and ``tied_relevant``/``tied_relevant@k`` flags: 1 where the query's ties (those of a
     group starting in the top k) touch a relevant document, else 0.
     """
-    # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-    from .evaluate import EVAL_SCHEMA, qrels_columns
+    # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+    from .evaluator import EVAL_SCHEMA, qrels_columns
 
     flags = {name: parse_tied_relevant(name) for name in names if str(name).partition("@")[0] == TIED_RELEVANT}
     measures = [parse_tie_measure(name) for name in names if name not in flags]
@@ -460,8 +460,8 @@ class _descending(str):
 def read_any_qrels(path: str | os.PathLike) -> pa.Table:
     """Qrels as (qid, docno, relevance): irgrid's Parquet qrels, or a TREC qrels file (``qid iter docno rel``)."""
     if _is_parquet(path):
-        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-        from .evaluate import read_qrels_table
+        # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+        from .evaluator import read_qrels_table
 
         return read_qrels_table(path)
     qids, docnos, grades = [], [], []
@@ -488,8 +488,8 @@ def compare_with_trec_eval(run: pa.Table, qrels: pa.Table, measures: Sequence[st
     """For each measure: the trec_eval-style mean (the run's ranks), and the tie-aware expected, best and
     worst means; the number of queries whose ties touch a relevant document (``tied_relevant``, and
     ``tied_relevant@k`` for the largest cutoff among the measures); the number of judged queries."""
-    # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-    from .evaluate import RunEvaluator
+    # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+    from .evaluator import RunEvaluator
 
     parsed = [parse_tie_measure(name, "expected") for name in measures]
     plain = [tie.measure for tie in parsed]
@@ -545,8 +545,8 @@ class TiedRelevantScan:
     """
 
     def __init__(self, qrels: pa.Table, judged: Sequence[str], measures: Sequence[str]):
-        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-        from .evaluate import qrels_columns
+        # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+        from .evaluator import qrels_columns
 
         self.judged = [str(qid) for qid in judged]
         self.measures = {name: tie for name in measures if (tie := tie_form(name)) is not None}
@@ -575,8 +575,8 @@ class TiedRelevantScan:
 
         Grades are looked up only for the rows of tie groups (a run of floating-point scores has
         few), and a run already in ranking order (irgrid's runs are) is not sorted again."""
-        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-        from .evaluate import _run_columns
+        # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+        from .evaluator import _run_columns
 
         missing = {"qid", "docno", "score"} - set(run.column_names)
         if missing:
@@ -625,8 +625,8 @@ class TiedRelevantScan:
         """The rows (EVAL_SCHEMA) to add to the run's trec_eval-style values: :data:`FIRST_TIED_RELEVANT`
         for each judged query a tie touches, and ``E[m]`` for each measure m (not those named in ``skip``)
         and each query whose tie starts within m's cutoff. A query without such a row has ``E[m]`` = m."""
-        # deferred: the config imports this module to plan; irgrid.evaluate brings ir_measures, needed only when ties are scanned
-        from .evaluate import EVAL_SCHEMA
+        # deferred: the config imports this module to plan; .evaluator brings ir_measures, needed only when ties are scanned
+        from .evaluator import EVAL_SCHEMA
 
         found = self.scan(run)
         first_rank = found.first_rank
@@ -702,7 +702,7 @@ def _ranking_of_sorted(scores: np.ndarray, grades: np.ndarray, judged_grades: It
 
 def read_run_scores(path: str | os.PathLike) -> pa.ChunkedArray | None:
     """An irgrid run's score column, in the file's row order (what :class:`TiedRelevantScan` adds to the
-    columns irgrid.evaluate reads); None for a run stored without scores."""
+    columns irgrid.evaluation.evaluator reads); None for a run stored without scores."""
     with pq.ParquetFile(path) as file:
         if "score" not in file.schema_arrow.names:
             return None

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 CORRECTION_METHODS = ("holm", "bonferroni", "bh", "none")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import ConfigError
+from ..errors import ConfigError
 from .ties import canonical_name, is_tie_aware_name
 
 
@@ -12,9 +12,9 @@ def canonical_measures(names, where: str) -> list[str]:
     Evaluation files store ir-measures' own spelling; tables look measures up by
     name, so every name in the config is normalised once, here, and a name
     ir-measures cannot parse stops the run before any job starts. Tie-aware names (``E[AP]``,
-    ``tied_relevant@10``) are irgrid.ties' own, evaluated from the runs' scores.
+    ``tied_relevant@10``) are irgrid.evaluation.ties' own, evaluated from the runs' scores.
     """
-    import ir_measures  # imported late: slow to import, and only here and in irgrid.evaluate
+    import ir_measures  # imported late: slow to import, and only here and in irgrid.evaluation.evaluator
 
     canonical = []
     for name in names:

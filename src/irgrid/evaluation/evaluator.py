@@ -34,8 +34,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from ir_measures.providers.pytrec_eval_provider import PytrecEvalEvaluator
 
-from .errors import ConfigError, InputFormatError
-from .io import write_parquet
+from ..errors import ConfigError, InputFormatError
+from ..io import write_parquet
 
 if TYPE_CHECKING:
     import pandas as pd
