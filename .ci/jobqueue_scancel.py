@@ -18,9 +18,9 @@ import threading
 import time
 from pathlib import Path
 
+from irgrid.collections.synthetic import SyntheticSpec, write_synthetic_collection
 from irgrid.index import build_index
 from irgrid.jobs.dask_cluster import jobqueue_client
-from irgrid.synthetic import SyntheticSpec, write_synthetic_collection
 
 ANALYZER = {"tokenizer": "lucene", "lowercase": True, "possessive": True, "stemmer": "porter", "stopwords": "none"}
 SPEC = SyntheticSpec(num_docs=30_000, vocabulary_size=20_000, num_queries=5, docs_per_shard=2_000,

@@ -17,7 +17,7 @@ evaluator built (once per job), and per run the read, ir-measures' evaluation, t
 
 Set-up (once, kept in ``--work``): CACM's shards, topics, qrels and index through the package
 API (the mirror: ``IRGRID_MIRROR`` or /work/shared/collections), or a synthetic collection of
-``irgrid.synthetic`` with its index (its qrels are written when missing); then the runs of P BM25
+``irgrid.collections.synthetic`` with its index (its qrels are written when missing); then the runs of P BM25
 points (``retrieve_grid``, depth 1000). The measures are config/config.yaml's.
 """
 
@@ -73,7 +73,7 @@ def prepare_cacm(work: Path) -> tuple[Path, Path, Path]:
 
 def prepare_synthetic(collection: Path) -> tuple[Path, Path]:
     """A synthetic collection's topics and qrels (the qrels written if the collection predates them)."""
-    from irgrid.synthetic import SyntheticSpec, write_synthetic_qrels
+    from irgrid.collections.synthetic import SyntheticSpec, write_synthetic_qrels
 
     qrels = collection / "qrels.parquet"
     if not qrels.is_file():
@@ -172,7 +172,7 @@ def spread(values: list[float], fmt: str = "{:.2f}") -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--synthetic", type=Path, help="an irgrid.synthetic collection (default: CACM)")
+    parser.add_argument("--synthetic", type=Path, help="an irgrid.collections.synthetic collection (default: CACM)")
     parser.add_argument("--index", type=Path, help="the synthetic collection's irgrid index")
     parser.add_argument("--work", type=Path, help="runs (and CACM's index) go here "
                                                   "(default benchmarks/.data/evaluation-<name>)")

@@ -4,7 +4,7 @@
                                [--peers bm25s,tantivy[,pisa]] [--skip-build] [--no-porter] [--no-sdm]
                                [--baseline SMALLER.json] [--json OUT]
 
-The collection is irgrid.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
+The collection is irgrid.collections.synthetic's (SyntheticSpec(num_docs=N), generated into --collection if
 missing): Zipfian pseudo-words, ~120 tokens a document, 1000 queries of 2-6 mid-frequency terms.
 Every measurement runs in a fresh child process of this script, so that nothing an earlier step
 allocated or cached in-process counts; the parent samples the RSS of the child and all its
@@ -744,7 +744,7 @@ def top_overlap(reference: dict, other: dict) -> dict:
 
 def ensure_collection(path: Path, num_docs: int, workers: int = 2) -> Path:
     sys.path.insert(0, str(REPO / "src"))
-    from irgrid.synthetic import SyntheticSpec, write_synthetic_collection
+    from irgrid.collections.synthetic import SyntheticSpec, write_synthetic_collection
 
     spec = SyntheticSpec(num_docs=num_docs)
     spec_path = path / "spec.json"

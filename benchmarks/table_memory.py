@@ -139,10 +139,10 @@ def compare(args) -> None:
     # deferred: the package of the checkout on PYTHONPATH, in the measured process only
     import pandas as pd
 
-    from irgrid.plots import sensitivity_curves
     from irgrid.report.claims import Claim
     from irgrid.report.findings import evaluate_claims
     from irgrid.tables import TableSpec, chosen_means, chosen_points, grid_positions, load_cells, read_cell_aggregates, summarise
+    from irgrid.tables.figures import sensitivity_curves
 
     cells = pd.DataFrame(json.loads((args.dir / "cells.json").read_text()))
     cells = cells[cells["collection"].isin(args.collections)].reset_index(drop=True)

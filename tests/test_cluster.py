@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from irgrid.collections.synthetic import SyntheticSpec, write_synthetic_collection
 from irgrid.index import build_index
-from irgrid.synthetic import SyntheticSpec, write_synthetic_collection
 
 distributed = pytest.importorskip("distributed")
 

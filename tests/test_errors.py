@@ -286,9 +286,9 @@ def test_disk_full_inside_pyarrow_names_the_outputs(tmp_path, capsys, monkeypatc
     def full(*args, **kwargs):
         raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
 
-    import irgrid.synthetic
+    import irgrid.collections.synthetic
 
-    monkeypatch.setattr(irgrid.synthetic.pq, "write_table", full)
+    monkeypatch.setattr(irgrid.collections.synthetic.pq, "write_table", full)
     out = tmp_path / "out"
     code = main(["synthesize", "--docs", "100", "--vocabulary", "500", "--queries", "2", "--out", str(out)])
     err = capsys.readouterr().err.strip().splitlines()

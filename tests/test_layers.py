@@ -7,7 +7,7 @@ Layers, lowest first (a module may import its own layer and those below):
 1. engine: analysis, collections, index, query features, models, scoring, feedback, evaluation
    (measures, ties, statistics), query sets, the synthetic collection.
 2. papers: constraint counting, phrase identification and weights, parsing, sentence trees.
-3. workflow glue: config, cli, jobs, chunk jobs, report, tables, figures, housekeeping, and each
+3. workflow glue: config, cli, jobs, chunk jobs, report, tables and figures, housekeeping, and each
    paper's experiment-level tables (axioms.experiment).
 
 KNOWN_UPWARD lists the imports that still run up, each with why; a new one fails, and so does a
@@ -27,9 +27,9 @@ PACKAGE = Path(irgrid.__file__).parent
 LAYERS = {
     **dict.fromkeys(["errors", "io", "schema_errors", "grid", "numba_start"], 0),
     **dict.fromkeys(["analysis", "collections", "index", "features", "models", "retrieve", "evaluation",
-                     "querysets", "feedback", "synthetic", "runs"], 1),
+                     "querysets", "feedback", "runs"], 1),
     **dict.fromkeys(["axioms", "phrases", "parsing", "sentences"], 2),
-    **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "plots", "housekeeping",
+    **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "housekeeping",
                      "__main__", "axioms.experiment"], 3),
 }
 

@@ -1,7 +1,7 @@
 import pandas as pd
 
-from irgrid.plots import sensitivity_curves, write_figures
 from irgrid.tables import TableSpec, summarise
+from irgrid.tables.figures import sensitivity_curves, write_figures
 
 
 def evaluations():
@@ -39,7 +39,7 @@ def test_figures_are_written_as_svg_and_png_and_svg_is_reproducible(tmp_path):
 
 
 def test_table_rows_in_the_order_they_first_appear():
-    from irgrid.plots import table_rows
+    from irgrid.tables.figures import table_rows
 
     frame = pd.DataFrame({"collection": ["b", "a", "b", "a", "c", "b"], "queryset": ["x", "y", "x", "x", "y", "y"]})
     assert table_rows(frame) == [("b", "x"), ("a", "y"), ("a", "x"), ("c", "y"), ("b", "y")]

@@ -9,8 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from irgrid.cli import main
-from irgrid.errors import ConfigError
-from irgrid.synthetic import (
+from irgrid.collections.synthetic import (
     SYLLABLES,
     SyntheticSpec,
     qrels_table,
@@ -19,6 +18,7 @@ from irgrid.synthetic import (
     word_strings,
     write_synthetic_collection,
 )
+from irgrid.errors import ConfigError
 
 SMALL = SyntheticSpec(num_docs=3000, vocabulary_size=2000, mean_length=50, num_queries=40,
                       query_rank_band=(20, 1500), docs_per_shard=1000, seed=7)

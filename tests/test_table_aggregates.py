@@ -15,7 +15,6 @@ import pytest
 
 from irgrid.axioms import CONSTRAINTS
 from irgrid.axioms.experiment import violation_summary
-from irgrid.plots import means_of, sensitivity_curves, table_rows
 from irgrid.report.claims import Claim
 from irgrid.report.findings import evaluate_claims
 from irgrid.tables import (
@@ -31,6 +30,7 @@ from irgrid.tables import (
     summarise,
     to_markdown,
 )
+from irgrid.tables.figures import means_of, sensitivity_curves, table_rows
 from irgrid.tables.synthetic import bm25_ql_grid, write_synthetic_grid
 
 MODELS = ["ql", "bm25"]

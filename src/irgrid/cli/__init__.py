@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zipf", type=float, default=1.0, help="Zipf exponent of the word distribution")
     p.add_argument("--queries", type=int, default=1000, help="number of queries (2-6 words each)")
     p.add_argument("--docs-per-shard", type=int, default=50_000)
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.synthetic's)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: irgrid.collections.synthetic's)")
     p.set_defaults(func=cmd_synthesize)
 
     p = sub.add_parser("clean-leftovers", help="remove the temporary files and directories that killed jobs left "

@@ -135,7 +135,7 @@ def cmd_phrase_weights(args) -> None:
 
 def cmd_synthesize(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..synthetic import SyntheticSpec, write_synthetic_collection
+    from ..collections.synthetic import SyntheticSpec, write_synthetic_collection
 
     spec = SyntheticSpec(num_docs=args.docs, vocabulary_size=args.vocabulary, mean_length=args.mean_length,
                          length_sigma=args.length_sigma, zipf_exponent=args.zipf, num_queries=args.queries,

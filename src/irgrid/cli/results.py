@@ -28,9 +28,10 @@ def cmd_figures(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
-    # deferred: this command's own dependencies (see the module's docstring)
-    from ..plots import write_figures
     from ..tables import TableSpec, chosen_means, read_table_evaluations
+
+    # deferred: this command's own dependencies (see the module's docstring)
+    from ..tables.figures import write_figures
 
     spec = TableSpec(**json.loads(args.spec))
     evaluations = read_table_evaluations(pd.DataFrame(_json_argument(args.cells)), spec.select_by,
@@ -43,9 +44,10 @@ def cmd_parameter_figure(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
 
-    # deferred: this command's own dependencies (see the module's docstring)
-    from ..plots import plot_parameter
     from ..tables import TableSpec, read_table_evaluations
+
+    # deferred: this command's own dependencies (see the module's docstring)
+    from ..tables.figures import plot_parameter
 
     spec = TableSpec(**json.loads(args.spec))
     evaluations = read_table_evaluations(pd.DataFrame(_json_argument(args.cells)), spec.select_by)
@@ -78,8 +80,8 @@ def cmd_violation_table(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     from ..axioms import CONSTRAINTS
     from ..axioms.experiment import violation_claims, violation_summary, write_violation_tables
-    from ..plots import plot_violations
     from ..tables import TableSpec, read_table_evaluations
+    from ..tables.figures import plot_violations
 
     spec = TableSpec(**json.loads(args.spec))
     # the summary needs the run keys, qid and the counts: leaving out docno (most of the bytes), analyzer

@@ -82,7 +82,7 @@ def plot_per_query(chosen_by_row: Mapping[tuple[str, str], Mapping[str, tuple[st
     """A panel per row (down) and model against the baseline (across): sorted per-query differences
     (``differences``: the :func:`differences_by_panel` of ``chosen_by_row``, when the caller has them)."""
     # deferred: matplotlib is imported only when a figure is drawn
-    from ..plots import _save, plt
+    from ..tables.figures import _save, plt
 
     if differences is None:
         differences = differences_by_panel(chosen_by_row, spec)

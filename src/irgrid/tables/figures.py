@@ -29,8 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.layout_engine import PlaceHolderLayoutEngine  # noqa: E402
 
-from .grid import decode_point  # noqa: E402
-from .io import atomic_path  # noqa: E402
+from ..grid import decode_point  # noqa: E402
+from ..io import atomic_path  # noqa: E402
 
 FORMATS = ("svg", "png")
 DPI = 150  # of the PNG

@@ -37,9 +37,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .collections.writers import DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, shard_name
-from .errors import ConfigError
-from .io import atomic_path, write_json
+from ..errors import ConfigError
+from ..io import atomic_path, write_json
+from .writers import DOCS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA, shard_name
 
 CONSONANTS = "bdfgklmnprstvz"
 VOWELS = "aeiou"
