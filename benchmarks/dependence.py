@@ -85,7 +85,7 @@ def child(task: dict) -> dict:
 def window_costs(scorer, topics, model, point, prepared) -> dict:
     """The window postings alone: the positional read and the counting of every distinct window, timed again."""
     from irgrid.features import many_window_postings
-    from irgrid.features.prepare import analyzed_queries
+    from irgrid.retrieve.compiled import analyzed_queries
 
     queries = analyzed_queries(scorer.index.analyzer, topics)
     windows = list(dict.fromkeys(c.feature for q in queries for c in model.compile(q, [point]) if not c.feature.is_term))

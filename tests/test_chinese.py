@@ -13,9 +13,9 @@ from test_index import write_shards
 
 from irgrid.analysis import Analyzer
 from irgrid.analysis.tokenize import cjk_tokenize
-from irgrid.features.prepare import compile_query_set
 from irgrid.index import IndexReader, build_index
 from irgrid.models import get_model
+from irgrid.retrieve.compiled import compile_query_set
 
 CHINESE = Analyzer.from_dict(yaml.safe_load((REPO / "config" / "config.yaml").read_text())
                              ["analyzers"]["chinese"])

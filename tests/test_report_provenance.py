@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from common import REPO
 
-from irgrid.report import provenance
+from irgrid.jobs import provenance
+from irgrid.jobs.provenance import cell_digest, read_benchmarks, read_run_provenance, time_by_stage, write_run_with_provenance
 from irgrid.report.html import render_report
-from irgrid.report.provenance import cell_digest, read_benchmarks, read_run_provenance, time_by_stage, write_run_with_provenance
 
 RUN = pa.table({"qid": ["1", "1"], "docno": ["d1", "d2"], "rank": pa.array([1, 2], pa.int32()),
                 "score": [2.5, 1.0]})

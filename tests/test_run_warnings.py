@@ -254,7 +254,7 @@ def test_judged_queries_of_other_splits_are_said_once_at_info(caplog):
 
 def test_exported_runs_keep_the_query_ids_as_the_topics_file_writes_them(tmp_path):
     from irgrid.cli import main
-    from irgrid.report.provenance import write_run_with_provenance
+    from irgrid.jobs.provenance import write_run_with_provenance
 
     spec, files = jsonl_collection(tmp_path / "data", '{"docno": "d1", "text": "wind"}\n',
                                    queries='{"qid": "001", "text": "wind"}\n{"qid": "A7", "text": "heat"}\n')

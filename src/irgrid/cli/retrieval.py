@@ -38,7 +38,7 @@ def cmd_retrieve(args) -> None:
     index = IndexReader(args.index)
     topics = read_topics(args.topics)
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..report.provenance import run_provenance, write_run_with_provenance
+    from ..jobs.provenance import run_provenance, write_run_with_provenance
 
     # read once (it hashes the topics file): only the family differs between the chunk's runs
     made_by = run_provenance(args.index, args.topics, families[0], "", args.depth)
@@ -50,7 +50,7 @@ def cmd_retrieve(args) -> None:
         scored = time.perf_counter()
         for run, position in zip(runs, positions):
             out, encoded = args.out[position], args.params[position]
-            if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.report.provenance)
+            if isinstance(run, pa.Table):  # as_arrow: the run file carries what made it (irgrid.jobs.provenance)
                 write_run_with_provenance(run, out, {**made_by, "family": family, "params": encoded})
             else:
                 write_run(run, out)
@@ -72,7 +72,7 @@ def cmd_export_trec(args) -> None:
     topics = args.topics
     if topics is None:  # the topics the run was made from, as its provenance names them
         # deferred: this command's own dependencies (see the module's docstring)
-        from ..report.provenance import read_run_provenance
+        from ..jobs.provenance import read_run_provenance
 
         topics = read_run_provenance(args.run).get("topics")
     # the qids as the queries file writes them ("001", not the "1" every other step compares)
@@ -147,7 +147,7 @@ def cmd_chunk(args) -> None:
     started = time.perf_counter()  # as in cmd_retrieve: the logged phases start here
     # deferred: this command's own dependencies (see the module's docstring)
     from ..jobs.chunk import evaluate_chunk, parse_chunk_cells, write_chunk_evaluation
-    from ..report.provenance import run_provenance
+    from ..jobs.provenance import run_provenance
 
     cells = parse_chunk_cells(_json_argument(args.cells), "--cells")
     measures = json.loads(args.measures)

@@ -6,4 +6,6 @@
 - :mod:`.failures`: the one-line summary of a failed run's first failed job.
 - :mod:`.chunk`: a chunk job: its cells scored and evaluated in one process, one file of evaluations.
 - :mod:`.scheduler_timers`: one pending re-evaluation timer in Snakemake's scheduler loop.
+- :mod:`.provenance`: what made a job's output (run files' metadata and sidecars, cells' digests, the
+  jobs' benchmark files), written by the jobs and read by the report.
 """

@@ -36,8 +36,8 @@ from ..evaluation.ties import TiedRelevantScan, evaluate_ties, is_tie_aware_name
 from ..grid import decode_point
 from ..index import IndexReader
 from ..io import write_json, write_parquet
-from ..report.provenance import METADATA_KEY, git_commit, sidecar_path
 from ..runs import RUN_SCHEMA, read_topics
+from .provenance import METADATA_KEY, git_commit, sidecar_path
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ def _with_cell(per_query: pa.Table, model: str, params: str) -> pa.Table:
 def write_chunk_evaluation(table: pa.Table, path: str | os.PathLike, provenance: Mapping[str, Any]) -> None:
     """The chunk's evaluations as Parquet, its schema carrying ``provenance`` (the index, topics, depth and
     irgrid version that made them) and a sidecar adding the git commit, as a run file's
-    (irgrid.report.provenance)."""
+    (irgrid.jobs.provenance)."""
     schema = CHUNK_EVALUATION_SCHEMA.with_metadata(
         {METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode("utf-8")})
     sidecar_path(path).unlink(missing_ok=True)  # an older sidecar must not outlive a failed write

@@ -152,7 +152,7 @@ class RetrievalModel:
     #: value from, ``{expansion family's parameter: this family's}`` (one not named: the same name)
     expansion_parameters: ClassVar[Mapping[str, str]] = {}
     #: the most words a query phrase may have for this family: a longer one (a long noun phrase of a
-    #: parse) is cut to its last this many words before analysis (irgrid.features.prepare.analyzed_queries);
+    #: parse) is cut to its last this many words before analysis (irgrid.retrieve.compiled.analyzed_queries);
     #: None takes every phrase whole
     max_phrase_words: ClassVar[int | None] = None
 

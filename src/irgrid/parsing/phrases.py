@@ -7,7 +7,7 @@ high-speed flow" gives ``effects`` and ``high-speed flow``.  A query set ``X+par
 is query set ``X`` with, per query, its phrases and the parse itself (tokens, tags,
 dependency labels, heads) so a reader can see where every pair came from.  The file
 is written once per query set and passed along by the rules; the models analyze
-each phrase with the index's analyzer (:func:`irgrid.features.prepare.analyzed_queries`).
+each phrase with the index's analyzer (:func:`irgrid.retrieve.compiled.analyzed_queries`).
 """
 
 from __future__ import annotations

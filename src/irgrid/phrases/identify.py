@@ -13,7 +13,7 @@ each query needs its phrases.  Besides the dependency parse (``X+parser``,
 
 A query set ``X+method`` is query set ``X`` with a ``phrases`` column (the query's phrases
 as surface strings of its text, in query order), written once per query set; the models
-analyze each phrase with the index's analyzer (:func:`irgrid.features.prepare.analyzed_queries`).
+analyze each phrase with the index's analyzer (:func:`irgrid.retrieve.compiled.analyzed_queries`).
 """
 
 from __future__ import annotations

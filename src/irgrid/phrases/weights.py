@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from ..features.prepare import analyzed_queries, compile_query_set
 from ..index import IndexReader
 from ..io import write_text
 from ..models import get_model
 from ..models.phrase import PHRASE_PREFIX, PhraseModel, phrase_group, phrase_spans
+from ..retrieve.compiled import analyzed_queries, compile_query_set
 from ..runs import read_topics
 
 #: the parameters of a phrase model that do not change lambda_i

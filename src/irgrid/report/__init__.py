@@ -5,8 +5,9 @@ provenance of every number (configuration, code, inputs, time and memory).
 - :mod:`.claims`: the experiment file's ``claims:``, checked when the config loads;
 - :mod:`.findings`: each claim evaluated per collection (difference, bootstrap CI, corrected p, verdict);
 - :mod:`.evidence`: per-query differences against the baseline (sorted bar plot, largest gains and losses);
-- :mod:`.provenance`: configuration digests, code version, input checksums, job time and memory;
 - :mod:`.html`: the one self-contained HTML file.
+
+The provenance it shows is what the jobs wrote (:mod:`irgrid.jobs.provenance`).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ import pandas as pd
 from .. import __version__
 from ..io import write_text
 from ..jobs.job_warnings import collect_warnings, merged
+from ..jobs.provenance import git_commit, read_benchmarks, read_run_provenance, time_by_stage
 from .findings import findings_html
-from .provenance import git_commit, read_benchmarks, read_run_provenance, time_by_stage
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:78em;margin:1.5em auto;padding:0 1em;line-height:1.4;color:#222}

@@ -25,7 +25,7 @@ from ..config import (
     run_warnings,
     select_subset,
 )
-from .provenance import cell_digest, cell_digests
+from ..jobs.provenance import cell_digest, cell_digests
 
 TABLE_STEMS = {"best": "table", "cv": "table_cv", "tuned": "table_tuned"}
 #: the report of a whole run; a subset run writes report-<its experiments>[-on-<its collections>].html

@@ -29,13 +29,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..features.prepare import compile_query_set
 from ..features.sentence_parses import SentenceParses
 from ..feedback import retrieve_with_feedback
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
 from ..numba_start import import_arraymath_without_blas_probe
 from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
+from .compiled import compile_query_set
 from .prepared import (
     QUERY_CACHE_BYTES,
     PreparedQuery,
@@ -171,7 +171,7 @@ class Scorer:
         Each distinct term's postings are read once, however many queries hold it.
         For a model scoring query features (``model.uses_features``: SDM, bigram and
         dependence models), each query is compiled into its features for all of
-        ``points`` (:func:`irgrid.features.prepare.compile_query_set`) and every
+        ``points`` (:func:`irgrid.retrieve.compiled.compile_query_set`) and every
         window's postings are counted once, then shared by every point (a model
         scoring parse-tree features takes them from ``parses``).  Topics with a
         ``candidates`` column are re-ranked: each query ranks its own candidates only.

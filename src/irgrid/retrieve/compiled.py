@@ -19,9 +19,9 @@ import pandas as pd
 
 from ..analysis.tokenize import head_words
 from ..errors import ConfigError
+from ..features.query import AnalyzedQuery, CompiledFeature, Feature, term
+from ..features.windows import many_window_postings
 from ..models.base import CollectionStatistics, QueryFeature, RetrievalModel
-from .query import AnalyzedQuery, CompiledFeature, Feature, term
-from .windows import many_window_postings
 
 PHRASES_COLUMN = "phrases"
 
