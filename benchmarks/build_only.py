@@ -25,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import harness  # noqa: E402
 import scale  # noqa: E402
 
 
@@ -66,26 +67,26 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the index")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    collection = scale.ensure_collection((args.collection or scale.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
+    collection = harness.ensure_collection((args.collection or harness.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
                                          args.docs)
-    out = (args.out or scale.DEFAULT_SCRATCH / "indexes" / f"build-only-{args.docs}").resolve()
+    out = (args.out or harness.DEFAULT_SCRATCH / "indexes" / f"build-only-{args.docs}").resolve()
     if out.exists():
         shutil.rmtree(out)
     log_dir = out.parent / f"{out.name}-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {scale.machine()}; load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"machine: {harness.machine()}; load {os.getloadavg()[0]:.1f}", flush=True)
     task = {"kind": "build", "system": "irgrid", "docs": str(collection / "docs"), "out": str(out),
             "forward": args.forward}
-    result = scale.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
-    result["index_bytes"] = scale.dir_bytes(out)
-    result["index_breakdown"] = scale.index_breakdown(out)
+    result = harness.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
+    result["index_bytes"] = harness.dir_bytes(out)
+    result["index_breakdown"] = harness.index_breakdown(out)
     print(f"irgrid build{' with the forward index' if args.forward else ''}, {args.docs:,} docs: "
           f"{result['seconds']:.1f} s  CPU {result['cpu_seconds']:.1f} s  {args.docs / result['seconds']:,.0f} docs/s  "
-          f"peak RSS (process tree) {result['peak_rss_bytes'] / scale.MIB:,.0f} MiB  "
-          f"index {result['index_bytes'] / scale.MIB:,.1f} MiB  buckets {result['info'].get('num_buckets')}  "
+          f"peak RSS (process tree) {result['peak_rss_bytes'] / harness.MIB:,.0f} MiB  "
+          f"index {result['index_bytes'] / harness.MIB:,.1f} MiB  buckets {result['info'].get('num_buckets')}  "
           f"(load at the end {result['loadavg_1min']:.1f})", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"docs": args.docs, "forward": args.forward, "machine": scale.machine(),
+        args.json.write_text(json.dumps({"docs": args.docs, "forward": args.forward, "machine": harness.machine(),
                                          "result": result}, indent=1))
     if not args.keep:
         shutil.rmtree(out)

@@ -47,7 +47,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the collection, the analyzer, the child runner and its RSS sampler are scale.py's)
+import harness  # noqa: E402
+import scale  # noqa: E402  (the analyzer is scale.py's)
 
 #: aggregate bandwidths of a shared file system (MB/s) at which the model states the I/O bound of a cluster build
 FS_BANDWIDTHS_MB_S = (500, 1000, 2000)
@@ -187,9 +188,9 @@ def phase_table(result: dict) -> dict:
         row["last_stop"] = max(row["last_stop"], t["stop"])
     for row in table.values():
         row["sum_s"] = sum(row["durations"])
-        row["median_s"] = scale.med(row["durations"])
+        row["median_s"] = harness.med(row["durations"])
         row["cpu_sum_s"] = sum(row["cpu"]) if row["cpu"] else None
-        row["cpu_median_s"] = scale.med(row["cpu"]) if row["cpu"] else None
+        row["cpu_median_s"] = harness.med(row["cpu"]) if row["cpu"] else None
     return table
 
 
@@ -212,7 +213,7 @@ def task_gap(result: dict) -> float:
         for a, b in zip(tasks, tasks[1:]):
             if a["phase"] == b["phase"]:
                 gaps.append(max(0.0, b["start"] - a["stop"]))
-    return scale.med(gaps) if gaps else 0.0
+    return harness.med(gaps) if gaps else 0.0
 
 
 def predict(durations: dict, workers: int, head: float, tail: float, gap: float) -> float:
@@ -311,8 +312,8 @@ def model(results: dict, num_docs: int) -> dict:
     if two:
         run2 = median_run(two)
         wall2, cpu2 = durations_by_phase(run2), durations_by_phase(run2, cpu=True)
-        out["contention_2_vs_1"] = {phase: {"wall": scale.med(wall2[phase]) / scale.med(wall[phase]),
-                                            "cpu": (scale.med(cpu2[phase]) / scale.med(cpu[phase])
+        out["contention_2_vs_1"] = {phase: {"wall": harness.med(wall2[phase]) / harness.med(wall[phase]),
+                                            "cpu": (harness.med(cpu2[phase]) / harness.med(cpu[phase])
                                                     if has_cpu and None not in cpu2[phase] else None)}
                                     for phase in wall if phase in wall2}
         out["measured_cluster_2_s"] = run2["seconds"]
@@ -372,13 +373,13 @@ def main() -> None:
         if mode not in ("local", "cluster") or not workers.isdigit():
             parser.error(f"bad configuration {name!r}: local-W or cluster-W")
         configs.append((name, mode, int(workers)))
-    collection = scale.ensure_collection((args.collection or scale.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
+    collection = harness.ensure_collection((args.collection or harness.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
                                          args.docs)
-    work = (args.work or scale.DEFAULT_SCRATCH / "cluster" / collection.name).resolve()
+    work = (args.work or harness.DEFAULT_SCRATCH / "cluster" / collection.name).resolve()
     log_dir = work / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     print("command: python benchmarks/cluster_build.py " + " ".join(sys.argv[1:]), flush=True)
-    print(f"machine: {scale.machine()}", flush=True)
+    print(f"machine: {harness.machine()}", flush=True)
     print(f"collection {collection} ({args.docs:,} docs), indexes in {work}", flush=True)
 
     results: dict[str, list] = {}
@@ -390,8 +391,8 @@ def main() -> None:
                 shutil.rmtree(out)
             task = {"kind": "build", "system": name, "mode": mode, "workers": workers,
                     "docs": str(collection / "docs"), "out": str(out)}
-            result = scale.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
-            result["index_bytes"] = scale.dir_bytes(out)
+            result = harness.run_child(task, log_dir, single_thread=False, script=Path(__file__).resolve())
+            result["index_bytes"] = harness.dir_bytes(out)
             digest = file_hashes(out)
             same = "" if not hashes else ("same bytes as " + next(iter(hashes)) if digest == next(iter(hashes.values()))
                                           else "DIFFERENT bytes from " + next(iter(hashes)))
@@ -401,7 +402,7 @@ def main() -> None:
             start = f"  cluster start {result['cluster_start_s']:.1f} s" if "cluster_start_s" in result else ""
             print(f"[{r + 1}/{args.repeats}] {name:10s} {result['seconds']:7.1f} s  "
                   f"{args.docs / result['seconds']:9,.0f} docs/s  "
-                  f"peak RSS {result['peak_rss_bytes'] / scale.MIB:7,.0f} MiB  driver CPU {result['driver_cpu_s']:.1f} s"
+                  f"peak RSS {result['peak_rss_bytes'] / harness.MIB:7,.0f} MiB  driver CPU {result['driver_cpu_s']:.1f} s"
                   f"{start}  {len(digest)} files, {same or 'the reference'}  (load {result['loadavg_1min']:.1f})",
                   flush=True)
 
@@ -411,7 +412,7 @@ def main() -> None:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"summary": summary, "results": results, "docs": args.docs,
-                                         "machine": scale.machine(), "command": sys.argv[1:]}, indent=1))
+                                         "machine": harness.machine(), "command": sys.argv[1:]}, indent=1))
 
 
 def summarise(results: dict, num_docs: int) -> dict:
@@ -420,10 +421,10 @@ def summarise(results: dict, num_docs: int) -> dict:
         summary["builds"][name] = {
             "seconds": [r["seconds"] for r in runs],
             "docs_per_s": [num_docs / r["seconds"] for r in runs],
-            "peak_rss_mib": [r["peak_rss_bytes"] / scale.MIB for r in runs],
+            "peak_rss_mib": [r["peak_rss_bytes"] / harness.MIB for r in runs],
             "driver_cpu_s": [r["driver_cpu_s"] for r in runs],
             "cluster_start_s": [r["cluster_start_s"] for r in runs if "cluster_start_s" in r],
-            "index_mib": runs[-1]["index_bytes"] / scale.MIB,
+            "index_mib": runs[-1]["index_bytes"] / harness.MIB,
             "same_bytes": all(r["same_bytes"] for r in runs),
             "loadavg": [r["loadavg_1min"] for r in runs],
             "info": runs[-1]["info"],
@@ -432,7 +433,7 @@ def summarise(results: dict, num_docs: int) -> dict:
 
 
 def print_summary(summary: dict, num_docs: int) -> None:
-    spread, med = scale.spread, scale.med
+    spread, med = harness.spread, harness.med
     print(f"\nbuilds of {num_docs:,} documents, median [min-max]")
     for name, b in summary["builds"].items():
         start = f"  cluster start {spread(b['cluster_start_s'], '{:.1f}')} s" if b["cluster_start_s"] else ""
@@ -462,9 +463,9 @@ def print_summary(summary: dict, num_docs: int) -> None:
                   f"{m['result_bytes']:,} bytes in all (file names and counts: the pieces go through the file system)")
         if m.get("io"):
             io = m["io"]
-            print(f"      workers' file I/O: read {io['read_chars'] / scale.MIB:,.0f} MiB, write "
-                  f"{io['write_chars'] / scale.MIB:,.0f} MiB through calls; from / to the block device "
-                  f"{io['read_bytes'] / scale.MIB:,.0f} / {io['write_bytes'] / scale.MIB:,.0f} MiB")
+            print(f"      workers' file I/O: read {io['read_chars'] / harness.MIB:,.0f} MiB, write "
+                  f"{io['write_chars'] / harness.MIB:,.0f} MiB through calls; from / to the block device "
+                  f"{io['read_bytes'] / harness.MIB:,.0f} / {io['write_bytes'] / harness.MIB:,.0f} MiB")
     if cost.get("contention_2_vs_1"):
         print("  task duration, 2 workers / 1, median per phase, wall (CPU): "
               + ", ".join(f"{p} {v['wall']:.2f} ({v['cpu']:.2f})" if v["cpu"] is not None else f"{p} {v['wall']:.2f}"

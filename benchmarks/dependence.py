@@ -4,7 +4,7 @@
 
 The collection and irgrid's index are scale.py's (generated and built here when missing; the
 index with the analyzer of scale.py, positions kept). The queries are the collection's queries
-with 3-5 distinct terms. Every measurement runs in a fresh child process (scale.py's child
+with 3-5 distinct terms. Every measurement runs in a fresh child process (harness.py's child
 runner: one thread, process-tree peak RSS), repeats interleaved, medians quoted with [min-max]:
 
   bm25   Scorer(IndexReader).prepare(topics) (term postings), then Scorer.top per query, top 1000
@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the collection, the build and the child runner are scale.py's)
+import harness  # noqa: E402  (the collection and the child runner are harness.py's)
 
 SDM_POINT = {"mu": 2500.0, "lambda_t": 0.85, "lambda_o": 0.10, "lambda_u": 0.05, "window": 8.0}
 BM25_POINT = {"k1": 1.2, "b": 0.75}
@@ -104,9 +104,9 @@ def window_costs(scorer, topics, model, point, prepared) -> dict:
 
 
 def run(task: dict, log_dir: Path) -> dict:
-    """scale.run_child's process and memory watch, with this file's child."""
+    """harness.run_child's process and memory watch, with this file's child."""
     task = dict(task, system=task["kind"])
-    return scale.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
+    return harness.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
 
 
 def select_queries(topics_path: Path, index_dir: Path, low: int, high: int, out: Path) -> int:
@@ -137,21 +137,21 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    collection = scale.ensure_collection((args.collection or scale.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
+    collection = harness.ensure_collection((args.collection or harness.DEFAULT_SCRATCH / f"syn-{args.docs}").resolve(),
                                          args.docs)
-    work = (args.work or scale.DEFAULT_SCRATCH / "indexes" / collection.name).resolve()
+    work = (args.work or harness.DEFAULT_SCRATCH / "indexes" / collection.name).resolve()
     log_dir = work / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     index_dir = work / "irgrid"
     if not index_dir.exists():
         print(f"building irgrid's index into {index_dir} ...", flush=True)
-        built = scale.run_child({"kind": "build", "system": "irgrid", "docs": str(collection / "docs"),
+        built = harness.run_child({"kind": "build", "system": "irgrid", "docs": str(collection / "docs"),
                                  "out": str(index_dir), "peer_options": {}}, log_dir, single_thread=False)
         print(f"  {built['seconds']:.1f} s", flush=True)
     topics = work / f"topics-{args.min_terms}-{args.max_terms}-terms.parquet"
     num_queries = select_queries(collection / "topics.parquet", index_dir, args.min_terms, args.max_terms, topics)
     print("command: python benchmarks/dependence.py " + " ".join(sys.argv[1:]), flush=True)
-    print(f"machine: {scale.machine()}", flush=True)
+    print(f"machine: {harness.machine()}", flush=True)
     print(f"collection {collection} ({args.docs:,} docs); {num_queries} queries of {args.min_terms}-{args.max_terms} "
           f"distinct terms; top {args.depth}; {args.repeats} repeats", flush=True)
     base = {"index": str(index_dir), "topics": str(topics), "depth": args.depth}
@@ -173,11 +173,11 @@ def main() -> None:
     print_summary(summary)
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "results": results, "num_queries": num_queries,
-                                         "docs": args.docs, "machine": scale.machine()}, indent=1))
+                                         "docs": args.docs, "machine": harness.machine()}, indent=1))
 
 
 def summarise(results: dict, num_queries: int) -> dict:
-    med = scale.med
+    med = harness.med
     summary: dict = {}
     for family in ("bm25", "sdm"):
         runs = results[family]
@@ -185,9 +185,9 @@ def summarise(results: dict, num_queries: int) -> dict:
         summary[family] = {
             "open_s": [r["open_s"] for r in runs],
             "qps": [num_queries / sum(lat) for lat in latencies],
-            "qps_with_open": [scale.qps_with_open(r) for r in runs],
-            "p50_ms": [1000 * scale.percentile(lat, 50) for lat in latencies],
-            "p95_ms": [1000 * scale.percentile(lat, 95) for lat in latencies],
+            "qps_with_open": [harness.qps_with_open(r) for r in runs],
+            "p50_ms": [1000 * harness.percentile(lat, 50) for lat in latencies],
+            "p95_ms": [1000 * harness.percentile(lat, 95) for lat in latencies],
             "peak_rss_mib": [r["peak_rss_bytes"] / 2**20 for r in runs],
             "postings": runs[0]["postings"],
         }
@@ -215,7 +215,7 @@ def summarise(results: dict, num_queries: int) -> dict:
 
 
 def print_summary(summary: dict) -> None:
-    spread = scale.spread
+    spread = harness.spread
     print("\nmedian [min-max]")
     for family in ("bm25", "sdm"):
         s = summary[family]

@@ -103,7 +103,7 @@ def make_runs(index: Path, topics: Path, runs_dir: Path, points: list[dict]) -> 
 
 def evaluate_command(runs: list[Path], topics: Path, qrels: Path, measures: list[str], out_dir: Path) -> dict:
     """One ``irgrid evaluate`` in a fresh process: wall seconds, its own logged seconds, peak tree RSS."""
-    from scale import TreeRSS
+    from harness import TreeRSS
 
     outs = [out_dir / f"{run.stem}.parquet" for run in runs]
     command = [sys.executable, "-m", "irgrid", "evaluate", "--run", *map(str, runs), "--qrels", str(qrels),

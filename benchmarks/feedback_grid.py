@@ -89,7 +89,7 @@ def prepare_inputs(args, data: Path) -> tuple[Path, Path, Path, Path]:
     topics, qrels = data / "topics.parquet", data / "qrels.parquet"
     if args.synthetic_docs:
         sys.path.insert(0, str(HERE))
-        from scale import ensure_collection
+        from harness import ensure_collection
 
         collection = ensure_collection(data / "synthetic", args.synthetic_docs)
         docs, topics, qrels = collection / "docs", collection / "topics.parquet", collection / "qrels.parquet"

@@ -37,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from scale import ANALYZER, BM25_POINT, SINGLE_THREAD_ENV, TreeRSS, make_system, read_topics  # noqa: E402
+from harness import SINGLE_THREAD_ENV, TreeRSS  # noqa: E402
+from scale import ANALYZER, BM25_POINT, make_system, read_topics  # noqa: E402
 
 DEPTH = 1000
 

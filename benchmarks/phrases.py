@@ -10,7 +10,7 @@ when missing) and its queries of 3-5 distinct terms, each adjacent pair of query
 a phrase from the left without overlap (the synthetic words are independent, so these phrases are
 rare: their windows cost the positional read, little counting).
 
-Every measurement runs in a fresh child process (scale.py's runner: one thread, process-tree
+Every measurement runs in a fresh child process (harness.py's runner: one thread, process-tree
 peak RSS), repeats interleaved, medians quoted with [min-max]:
 
   uni-1 / uni-20   retrieve_grid(index, topics, "uni", points): Dirichlet query likelihood at one
@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the collection, the build and the child runner are scale.py's)
+import harness  # noqa: E402  (the collection and the child runner are harness.py's)
 
 MUS = (250.0, 500.0, 1000.0, 2000.0, 2500.0)
 PM_POINT = {"mu": 1000.0, "t1": 0.1, "t2": 0.4, "lambda_max": 0.9, "pmi_threshold": 1.0}
@@ -63,7 +63,7 @@ def child(task: dict) -> dict:
 
 def run(task: dict, log_dir: Path) -> dict:
     task = dict(task, kind="grid", system=task["label"])
-    return scale.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
+    return harness.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
 
 
 def synthetic_topics(topics_path: Path, index_dir: Path, low: int, high: int, out: Path) -> int:
@@ -106,21 +106,21 @@ def main() -> None:
         num_queries = len(pd.read_parquet(topics))
         what = f"index {index_dir}, topics {topics}"
     else:
-        collection = scale.ensure_collection(scale.DEFAULT_SCRATCH / f"syn-{args.docs}", args.docs)
-        work = scale.DEFAULT_SCRATCH / "indexes" / collection.name
+        collection = harness.ensure_collection(harness.DEFAULT_SCRATCH / f"syn-{args.docs}", args.docs)
+        work = harness.DEFAULT_SCRATCH / "indexes" / collection.name
         log_dir = work / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         index_dir = work / "irgrid"
         if not index_dir.exists():
             print(f"building irgrid's index into {index_dir} ...", flush=True)
-            scale.run_child({"kind": "build", "system": "irgrid", "docs": str(collection / "docs"),
+            harness.run_child({"kind": "build", "system": "irgrid", "docs": str(collection / "docs"),
                              "out": str(index_dir), "peer_options": {}}, log_dir, single_thread=False)
         topics = work / "topics-3-5-terms-phrases.parquet"
         num_queries = synthetic_topics(collection / "topics.parquet", index_dir, 3, 5, topics)
         what = f"synthetic collection {collection} ({args.docs:,} docs)"
     log_dir.mkdir(parents=True, exist_ok=True)
     print("command: python benchmarks/phrases.py " + " ".join(sys.argv[1:]), flush=True)
-    print(f"machine: {scale.machine()}", flush=True)
+    print(f"machine: {harness.machine()}", flush=True)
     print(f"{what}; {num_queries} queries; top {args.depth}; {args.repeats} repeats", flush=True)
     cases = (("uni-1", "uni", UNI_GRID[:1]), ("uni-20", "uni", UNI_GRID),
              ("pm-1", "pm", [PM_POINT]), ("pm-20", "pm", PM_GRID))
@@ -132,7 +132,7 @@ def main() -> None:
             results.setdefault(label, []).append(result)
             print(f"[{r + 1}/{args.repeats}] {label:7s} {result['seconds']:.2f} s  peak RSS "
                   f"{result['peak_rss_bytes'] / 2**20:,.0f} MiB (load {result['loadavg_1min']:.1f})", flush=True)
-    spread, med = scale.spread, scale.med
+    spread, med = harness.spread, harness.med
     seconds = {label: [r["seconds"] for r in runs] for label, runs in results.items()}
     ratios = {
         "pm-20 / pm-1": [g / s for g, s in zip(seconds["pm-20"], seconds["pm-1"])],
@@ -151,7 +151,7 @@ def main() -> None:
     print(f"goal: pm-20 / pm-1 {ratio:.2f} (goal <= {GRID_GOAL:g}): {'met' if ratio <= GRID_GOAL else 'NOT met'}")
     if args.json:
         args.json.write_text(json.dumps({"seconds": seconds, "ratios": ratios, "results": results,
-                                         "num_queries": num_queries, "what": what, "machine": scale.machine()},
+                                         "num_queries": num_queries, "what": what, "machine": harness.machine()},
                                         indent=1))
 
 

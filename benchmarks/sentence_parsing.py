@@ -8,7 +8,7 @@ The sentences are the answer candidates of a TrecQA file: the first line of ever
 own parses are ignored: everything is parsed by spaCy, nothing carried). They are written once,
 in order, as --shards document shards (docno, text) under benchmarks/.data/sentence-parsing/.
 
-Every measurement runs in a fresh child process (scale.py's runner: one BLAS thread per process),
+Every measurement runs in a fresh child process (harness.py's runner: one BLAS thread per process),
 repeats interleaved, medians quoted with [min-max]. The machine may be shared (other jobs of the same
 VM, other VMs): before each measurement the script waits (up to --quiet-timeout) until other work uses
 at most --quiet-cores cores for 2 s, and each line shows the CPU seconds of the measurement's own
@@ -42,10 +42,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the child runner and the report helpers are scale.py's)
+import harness  # noqa: E402  (the child runner and the report helpers are harness.py's)
 
 DEFAULT_XML = Path("/work/shared/collections/trecqa/TEST.xml")
-SCRATCH = scale.DEFAULT_SCRATCH / "sentence-parsing"
+SCRATCH = harness.DEFAULT_SCRATCH / "sentence-parsing"
 CASES = (("shards-w1", 1), ("shards-w2", 2), ("nlp.pipe", None))
 
 
@@ -198,7 +198,7 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     n = len(sentences)
     print("command: python benchmarks/sentence_parsing.py " + " ".join(sys.argv[1:]), flush=True)
-    print(f"machine: {scale.machine()}", flush=True)
+    print(f"machine: {harness.machine()}", flush=True)
     print(f"{args.xml}: {n} sentences ({sum(len(s.split()) for s in sentences):,} tokens) in {args.shards} shards; "
           f"pipeline {args.pipeline}; {args.repeats} repeats", flush=True)
     results: dict[str, list] = {}
@@ -207,7 +207,7 @@ def main() -> None:
             task = {"kind": "parse", "system": label, "docs": str(docs_dir), "out": str(work / f"parses-{label}"),
                     "workers": workers, "pipeline": args.pipeline}
             waited = wait_for_quiet(args.quiet_cores, args.quiet_timeout)
-            result = scale.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
+            result = harness.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
             result["waited_for_quiet_seconds"] = waited
             if result["sentences"] != n:
                 raise RuntimeError(f"{label}: {result['sentences']} sentences parsed, not {n}")
@@ -223,7 +223,7 @@ def main() -> None:
     if len(digests) != 1:
         raise RuntimeError("the parses differ between runs or worker counts")
 
-    spread, med = scale.spread, scale.med
+    spread, med = harness.spread, harness.med
     rates = {label: [r["rate"] for r in runs] for label, runs in results.items()}
     rates["nlp.pipe, pipe only"] = [n / r["pipe_seconds"] for r in results["nlp.pipe"]]
     ratios = {
@@ -249,7 +249,7 @@ def main() -> None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"rates": rates, "ratios": ratios, "results": results, "sentences": n,
                                          "xml": str(args.xml), "shards": args.shards, "pipeline": args.pipeline,
-                                         "machine": scale.machine()}, indent=1))
+                                         "machine": harness.machine()}, indent=1))
 
 
 if __name__ == "__main__":

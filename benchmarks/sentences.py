@@ -5,7 +5,7 @@
 
 Times a collection the workflow has built (``make run`` builds TrecQA's index, its parses and its
 query sets: ``test+judged`` re-ranks each question's candidates, ``test`` retrieves from all the
-pooled sentences). Every measurement runs in a fresh child process (scale.py's runner: one
+pooled sentences). Every measurement runs in a fresh child process (harness.py's runner: one
 thread, process-tree peak RSS), repeats interleaved, medians quoted with [min-max]:
 
   qljm-1           retrieve_grid(..., "ql_jm", one point): the bag-of-words peer (FIDM ranks as it)
@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the child runner and the statistics are scale.py's)
+import harness  # noqa: E402  (the child runner and the statistics are harness.py's)
 
 FDM_POINT = {"alpha_i": 0.5, "lambda_sr": 0.3, "beta_sr": 1.0, "lambda_pr": 0.1}
 FDM_GRID = [dict(FDM_POINT, alpha_i=a, lambda_sr=s, beta_sr=b)
@@ -74,7 +74,7 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     num_queries = len(pd.read_parquet(args.topics))
     print("command: python benchmarks/sentences.py " + " ".join(sys.argv[1:]), flush=True)
-    print(f"machine: {scale.machine()}", flush=True)
+    print(f"machine: {harness.machine()}", flush=True)
     print(f"index {args.index}, topics {args.topics} ({num_queries} queries), top {args.depth}, "
           f"{args.repeats} repeats", flush=True)
     base = {"index": str(args.index.resolve()), "topics": str(args.topics.resolve()),
@@ -85,11 +85,11 @@ def main() -> None:
     for r in range(args.repeats):
         for label, family, points in cases:
             task = dict(base, label=label, family=family, points=points, kind="grid", system=label)
-            result = scale.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
+            result = harness.run_child(task, log_dir, single_thread=True, script=Path(__file__).resolve())
             results.setdefault(label, []).append(result)
             print(f"[{r + 1}/{args.repeats}] {label:7s} {result['seconds']:.2f} s  peak RSS "
                   f"{result['peak_rss_bytes'] / 2**20:,.0f} MiB (load {result['loadavg_1min']:.1f})", flush=True)
-    spread, med = scale.spread, scale.med
+    spread, med = harness.spread, harness.med
     seconds = {label: [r["seconds"] for r in runs] for label, runs in results.items()}
     ratios = {
         "fdm-20 / fdm-1": [g / s for g, s in zip(seconds["fdm-20"], seconds["fdm-1"])],
@@ -106,7 +106,7 @@ def main() -> None:
     print(f"goal: fdm-20 / fdm-1 {ratio:.2f} (goal <= {GRID_GOAL:g}): {'met' if ratio <= GRID_GOAL else 'NOT met'}")
     if args.json:
         args.json.write_text(json.dumps({"seconds": seconds, "ratios": ratios, "results": results,
-                                         "num_queries": num_queries, "machine": scale.machine()}, indent=1))
+                                         "num_queries": num_queries, "machine": harness.machine()}, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""benchmarks/cluster_build.py's cost model and scale.py's index breakdown: pure functions, no timing."""
+"""benchmarks/cluster_build.py's cost model and harness.py's index breakdown: pure functions, no timing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from common import REPO
 BENCHMARKS = REPO / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 cluster_build = pytest.importorskip("cluster_build")
-scale = pytest.importorskip("scale")
+harness = pytest.importorskip("harness")
 
 
 def test_predict_follows_the_phases_and_the_free_workers():
@@ -47,10 +47,10 @@ def test_index_breakdown_lists_what_the_directory_holds(tmp_path):
     (tmp_path / "positions").mkdir()  # a component the format may gain
     (tmp_path / "positions" / "p.bin").write_bytes(b"x" * 30)
     (tmp_path / "terms.parquet").write_bytes(b"x" * 10)
-    assert scale.index_breakdown(tmp_path) == {"postings/": 100, "positions/": 30, "terms.parquet": 10}
+    assert harness.index_breakdown(tmp_path) == {"postings/": 100, "positions/": 30, "terms.parquet": 10}
     many = tmp_path / "tantivy"
     many.mkdir()
     for i in range(13):
         (many / f"seg{i}.pos").write_bytes(b"x" * 2)
     (many / "meta.json").write_bytes(b"x")
-    assert scale.index_breakdown(many, max_files=12) == {"*.pos": 26, "*.json": 1}
+    assert harness.index_breakdown(many, max_files=12) == {"*.pos": 26, "*.json": 1}

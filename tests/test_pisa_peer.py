@@ -17,6 +17,7 @@ from common import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 scale = pytest.importorskip("scale")
+harness = pytest.importorskip("harness")
 
 WORDS = ["kabu", "rinino", "geru", "basiru", "lupisi", "nali", "tuvi", "paka", "goku", "deboba", "kasi", "deteni",
          "five", "mo", "zazu", "ofe"]
@@ -104,4 +105,4 @@ def test_summarise_peer_grids_ratios_and_points():
     out = scale.summarise_peer_grids({"pisa": runs})["pisa"]
     assert out["ratio_per_repeat"] == [15.0] and out["cpu_ratio_per_repeat"] == [16.0]
     assert len(out["point_prepare_s"]) == 20  # the grid's points only, not the single run's
-    assert scale.med(out["point_prepare_s"]) == pytest.approx(10.5)
+    assert harness.med(out["point_prepare_s"]) == pytest.approx(10.5)
