@@ -276,9 +276,11 @@ def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, sub
     candidates = rng.permutation(n).astype(np.int32)
     docno_rank = rng.permutation(n).astype(np.int32)
     positions = np.flatnonzero(rng.random(n) < 0.7) if subset else np.arange(n)
-    order = sort_by_score_then_docno(scores, positions.astype(np.int64), candidates, docno_rank)
     expected = sorted(positions.tolist(), key=lambda c: (-scores[c], docno_rank[candidates[c]]))
-    assert order.tolist() == expected
+    # the ties' ranks looked up in the table of every document, or read from the candidates' own (a grid's)
+    for candidate_ranks in (np.zeros(0, dtype=np.int32), docno_rank[candidates]):
+        order = sort_by_score_then_docno(scores, positions.astype(np.int64), candidates, docno_rank, candidate_ranks)
+        assert order.tolist() == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

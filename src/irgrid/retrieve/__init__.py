@@ -46,7 +46,7 @@ from .prepared import (
     feature_values,
     warn_of_empty_queries,
 )
-from .ranking import score_and_rank, top_k
+from .ranking import candidate_docno_ranks, score_and_rank, top_k
 
 #: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
 #: read once for the block, so a point costs less in a larger block, less so past a few points
@@ -414,8 +414,11 @@ class Scorer:
             for point in points:
                 yield self.top(model, queries, point, depth)
             return
+        # a grid reads arrays gathered once for the query set (its ties' docno ranks, its postings' lengths);
+        # one point gathers what it needs as it goes
+        layout = self.grid_layout(model, queries) if len(points) > 1 else None
         for block in self._blocks(model, queries, points):
-            docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries))
+            docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries), layout)
             for j in range(len(block)):
                 yield docids[j], scores[j], offsets
             del docids, scores
@@ -487,10 +490,30 @@ class Scorer:
                 shared = key
         return blocks
 
+    def grid_layout(self, model: RetrievalModel, queries: PreparedQuerySet) -> tuple[np.ndarray, np.ndarray]:
+        """``(candidate_ranks, posting_lengths)`` of ``queries``, what the fused kernel reads when it scores
+        them at many points (:func:`irgrid.retrieve.ranking.score_and_rank`): the docno rank of each
+        candidate (:func:`irgrid.retrieve.ranking.candidate_docno_ranks`) and the document length of each
+        posting (int32; empty for a weighting whose part reads no length). Gathered on first use and kept
+        with the set, 4 bytes a candidate and a posting: once for a grid, where each point's ties and
+        each block's lengths would look them up in tables of every document (benchmarks/HISTORY.md)."""
+        found = getattr(queries, "_grid_layout", None)
+        if found is None or found[0] is not self.docno_order:
+            ranks = candidate_docno_ranks(queries.candidates, self.docno_order)
+            found = (self.docno_order, ranks, np.zeros(0, dtype=np.int32))
+        if model.weighting.reads_length and not len(found[2]):
+            found = (found[0], found[1], self.int_doc_lengths[queries.docids])
+        queries._grid_layout = found
+        return found[1], found[2]
+
     def _top_block(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
-                   depth: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   depth: int, first: int, last: int,
+                   layout: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Queries ``first:last`` at a block of points in one kernel pass a query: ``(docids, scores, offsets)``,
-        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.retrieve.ranking.score_and_rank`)."""
+        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.retrieve.ranking.score_and_rank`).
+        ``layout``: None, or :meth:`grid_layout` of ``queries`` (the same rankings, at less cost a point)."""
+        no_layout = np.zeros(0, dtype=np.int32)
+        candidate_ranks, posting_lengths = (no_layout, no_layout) if layout is None else layout
         inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
         params, term_constants, term_weights, query_constants, query_lengths, weights = (
             np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
@@ -507,7 +530,7 @@ class Scorer:
                                   query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
                                   queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
                                   queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
-                                  posting_parts, candidate_values)
+                                  posting_parts, candidate_values, candidate_ranks, posting_lengths)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)

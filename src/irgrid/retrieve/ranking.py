@@ -148,6 +148,28 @@ _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _tie_rank(position, candidates, docno_rank, candidate_ranks):
+    """The docno rank of the item at ``position`` of a segment: from ``candidate_ranks`` when given."""
+    if len(candidate_ranks):
+        return candidate_ranks[position]
+    return docno_rank[candidates[position]]
+
+
+@njit(cache=True, nogil=True)
+def candidate_docno_ranks(candidates, docno_rank):
+    """``docno_rank[candidates]``: each candidate's docno rank, for a query set ranked at many points.
+
+    A ranking looks a docno rank up for each item tied with the one before it (most of a query's best
+    thousand at integer lengths), a random access into the table of every document that missed the
+    cache at every tie; gathered once for a grid, the ranks of a query's candidates sit beside its scores.
+    """
+    ranks = np.empty(len(candidates), np.int32)
+    for c in range(len(candidates)):
+        ranks[c] = docno_rank[candidates[c]]
+    return ranks
+
+
 #: bits of a key sorted per pass of :func:`_prefix_sorted_keys`
 RADIX_BITS = 11
 #: the highest varying bits of the score keys that the radix passes order by (two passes); the
@@ -204,7 +226,7 @@ def _prefix_sorted_keys(keys, index_bits):
 
 
 @njit(cache=True, nogil=True)
-def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
+def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks):
     """``positions`` ordered by score descending, ties by docno ascending (``scores`` contiguous).
 
     One integer sort of keys made of the negated score's order-preserving bits
@@ -216,6 +238,10 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
     but for their lowest bits. A docno rank is looked up only where a score
     ties with its predecessor's: a random access into a table of every document.
     Cheaper than an argsort of the floats and a tie-break.
+
+    ``candidate_ranks``: empty, or the docno rank of each of ``candidates`` (aligned with ``scores``:
+    ``docno_rank[candidates[c]]`` gathered once for a grid, :func:`candidate_docno_ranks`), read
+    instead of the table of every document: a tie's lookup then stays within the query's segment.
     """
     m = len(positions)
     shift = 1
@@ -243,9 +269,10 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
         b = a - 1
         if item_scores[b] > score:  # in place already: the usual case
             continue
-        rank = docno_rank[candidates[position]]
+        rank = _tie_rank(position, candidates, docno_rank, candidate_ranks)
         while b >= 0 and (item_scores[b] < score
-                          or (item_scores[b] == score and docno_rank[candidates[order[b]]] > rank)):
+                          or (item_scores[b] == score
+                              and _tie_rank(order[b], candidates, docno_rank, candidate_ranks) > rank)):
             order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
         order[b + 1], item_scores[b + 1] = position, score
@@ -253,15 +280,16 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
 
 
 @njit(cache=True, nogil=True)
-def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work):
+def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work, candidate_ranks):
     """The ``min(depth, n)`` best of ``scores`` (candidates ``candidates``) into ``out_*[out_at:]``.
 
     Score descending, ties by docno ascending (``docno_rank[d]``: document
     ``d``'s position in docno order, distinct for every document).  ``work``: an
-    int64 buffer at least ``len(scores)`` long.
+    int64 buffer at least ``len(scores)`` long. ``candidate_ranks``: empty, or ``docno_rank[candidates]``
+    (:func:`sort_by_score_then_docno`).
     """
     positions = _at_depth(scores, _best_positions(scores, depth, work), depth)
-    order = sort_by_score_then_docno(scores, positions, candidates, docno_rank)
+    order = sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks)
     for r in range(min(depth, len(scores))):
         out_docids[out_at + r] = candidates[order[r]]
         out_scores[out_at + r] = scores[order[r]]
@@ -292,10 +320,12 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     out_docids = np.empty(offsets[num_queries], np.int32)
     out_scores = np.empty(offsets[num_queries], np.float64)
     work = np.empty(most, np.int64)
+    no_ranks = np.zeros(0, np.int32)  # ties look their docno ranks up in docno_rank
     for q in range(num_queries):
         lo = candidate_offsets[q]
         hi = candidate_offsets[q + 1]
-        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q], work)
+        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q], work,
+                      no_ranks)
     return out_docids, out_scores, offsets
 
 
@@ -309,7 +339,8 @@ POSTINGS_CHUNK = 512
 @njit(cache=True, nogil=True, error_model="numpy")
 def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
-                   docno_rank, depth, first_query, last_query, posting_parts, document_values):
+                   docno_rank, depth, first_query, last_query, posting_parts, document_values, candidate_ranks,
+                   posting_lengths):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
@@ -345,6 +376,12 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     (:func:`~irgrid.models.parts.base.document_values`: Dirichlet's log(|D| + mu)) and each
     score adds ``query_constant - query_length * value``; else it is empty. A grid at one mu
     then costs a multiply-add per posting and candidate.
+
+    A grid's many blocks take two arrays gathered once for the query set (empty arrays otherwise):
+    ``candidate_ranks``, the docno rank of each of ``candidates`` (:func:`candidate_docno_ranks`),
+    which the tie-break then reads instead of ``docno_rank``; and ``posting_lengths``, each
+    posting's document length (int32, ``doc_lengths[docids]``), read in order instead of gathered
+    through the docids for every block. The same integers either way, so the same scores.
     """
     num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
@@ -364,7 +401,10 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
             for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
                 m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
-                if not tabulated:
+                if not tabulated and len(posting_lengths):  # gathered once for the grid: read in order
+                    for t in range(m):
+                        lengths[t] = np.float64(posting_lengths[start + t])
+                elif not tabulated:
                     for t in range(m):
                         lengths[t] = np.float64(doc_lengths[docids[start + t]])
                 for j in range(num_points):
@@ -393,6 +433,7 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
             if weight != 1.0:
                 for c in range(n):
                     scores[c] *= weight
+            ranks = candidate_ranks[lo:lo + n] if len(candidate_ranks) else candidate_ranks
             _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
-                          offsets[q - first_query], work)
+                          offsets[q - first_query], work, ranks)
     return out_docids, out_scores, offsets
