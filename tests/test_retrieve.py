@@ -182,6 +182,49 @@ def test_long_runs_of_tied_scores_are_cut_by_docno():
         assert run["score"].nunique() == 1
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), depth=st.sampled_from([5, 100, 1000]), lengths=st.integers(1, 4))
+def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed, depth, lengths):
+    # thousands of candidates a query at few distinct (tf, length) pairs: long runs of tied scores at
+    # the cut and within the best, docnos in an order unrelated to docids; a grid reads its ties'
+    # docno ranks and its postings' lengths gathered once (Scorer.grid_layout), a point alone looks
+    # them up: both must be a sort of every candidate by (-score, docno)
+    rng = np.random.default_rng(seed)
+    numbers = rng.permutation(3000)
+    docs = {f"doc{n:05d}": list(rng.choice(["a", "b", "c", "x"], size=int(rng.integers(1, 1 + lengths)), p=[0.4, 0.3, 0.2, 0.1]))
+            for n in numbers}
+    scorer = Scorer(TinyIndex(docs))
+    docnos = np.asarray(scorer.docnos)
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "text": ["a", "a b", "b c a"]})
+    model = get_model("bm25")
+    points = [model.check_point({"k1": k1, "b": b}) for k1 in (0.6, 1.2) for b in (0.0, 0.75)]
+    prepared = scorer.prepare(topics, model, points)
+    grid = scorer.top_points(model, prepared, points, depth)
+    assert getattr(prepared, "_grid_layout", None) is not None
+    for point, (docids, scores, offsets) in zip(points, grid):
+        alone = scorer.top(model, prepared, point, depth)
+        for q, query in enumerate(prepared):
+            query_scores = scorer.score(model, query, point)
+            expected = sorted(range(len(query.candidates)), key=lambda c: (-query_scores[c], docnos[query.candidates[c]]))
+            expected = expected[:depth]
+            for got_docids, got_scores, got_offsets in ((docids, scores, offsets), alone):
+                rows = slice(got_offsets[q], got_offsets[q + 1])
+                assert got_docids[rows].tolist() == query.candidates[expected].tolist()
+                assert got_scores[rows].view(np.int64).tolist() == query_scores[expected].view(np.int64).tolist()
+
+
+def test_one_point_gathers_no_grid_layout():
+    # the arrays a grid gathers once (Scorer.grid_layout) would cost a one-point run more than they save
+    scorer = Scorer(TinyIndex({"d1": ["a", "b"], "d2": ["a"], "d3": ["b", "b"]}))
+    model = get_model("bm25")
+    point = model.check_point({})
+    prepared = scorer.prepare(pd.DataFrame({"qid": ["1"], "text": ["a b"]}), model, [point])
+    scorer.top_points(model, prepared, [point], 10)
+    assert getattr(prepared, "_grid_layout", None) is None
+    scorer.top_points(model, prepared, [point, model.check_point({"k1": 0.5})], 10)
+    assert getattr(prepared, "_grid_layout", None) is not None
+
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(-4, 4).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
                        max_size=400),
