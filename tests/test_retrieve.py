@@ -76,6 +76,15 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
     pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10), check_dtype=False)
 
 
+@given(docids=st.lists(st.lists(st.integers(0, 4), max_size=12), min_size=1, max_size=4))
+def test_docno_column_is_arrows_take_whatever_the_rows_before(docids):
+    # fixed-width docnos are gathered by numpy, their offsets kept for the next call of as many rows
+    scorer = Scorer(TinyIndex({f"d{n:02d}": ["a"] for n in (3, 1, 4, 0, 2)}))
+    for rows in docids:
+        rows = np.array(rows, dtype=np.int32)
+        assert scorer.docno_column(rows).equals(scorer.docnos_arrow.take(pa.array(rows)))
+
+
 @given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())
 def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
     from irgrid.retrieve.ranking import kth_largest

@@ -150,6 +150,7 @@ class Scorer:
             docnos_arrow = pa.array(np.asarray(index.docnos, dtype=object), type=pa.string())
         self.docnos_arrow = docnos_arrow
         self._docno_rows = _fixed_width_rows(self.docnos_arrow)
+        self._docno_offsets: tuple[int, pa.Buffer] | None = None  # docno_column's: rows, their offsets
         # Position of each docid in docno order: the tie-break key.
         # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
         self.docno_order = np.empty(len(self.docnos_arrow), dtype=np.int32)
@@ -581,14 +582,18 @@ class Scorer:
 
         When every docno has the same length (most collections' ids), one numpy gather of
         fixed-width rows and offsets made by arithmetic: half the cost of Arrow's take,
-        which reads each docno's offsets before its bytes (two cache misses a row).
+        which reads each docno's offsets before its bytes (two cache misses a row). The gather is
+        ``np.take``, which copies a row of a void dtype at less cost than fancy indexing does.
         """
         if self._docno_rows is None or len(docids) * self._docno_rows.itemsize >= 2**31:
             return self.docnos_arrow.take(pa.array(docids))
         width = self._docno_rows.itemsize
-        offsets = np.arange(0, (len(docids) + 1) * width, width, dtype=np.int32)
-        return pa.StringArray.from_buffers(len(docids), pa.py_buffer(offsets),
-                                           pa.py_buffer(self._docno_rows[docids]))
+        # the offsets depend on the number of rows alone: a grid's runs, of as many rows each, share them
+        if self._docno_offsets is None or self._docno_offsets[0] != len(docids):
+            self._docno_offsets = (len(docids), pa.py_buffer(np.arange(0, (len(docids) + 1) * width, width,
+                                                                       dtype=np.int32)))
+        return pa.StringArray.from_buffers(len(docids), self._docno_offsets[1],
+                                           pa.py_buffer(np.take(self._docno_rows, docids)))
 
     def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
         return [self.run_table_of(queries.qids, top, queries) for top in tops]
