@@ -161,8 +161,8 @@ def candidate_docno_ranks(candidates, docno_rank):
     """``docno_rank[candidates]``: each candidate's docno rank, for a query set ranked at many points.
 
     A ranking looks a docno rank up for each item tied with the one before it (most of a query's best
-    thousand at integer lengths), a random access into the table of every document that missed the
-    cache at every tie; gathered once for a grid, the ranks of a query's candidates sit beside its scores.
+    thousand at integer lengths), a random access into the table of every document; gathered once for
+    a grid, the ranks of a query's candidates are read from a segment the size of its scores instead.
     """
     ranks = np.empty(len(candidates), np.int32)
     for c in range(len(candidates)):
