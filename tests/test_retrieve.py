@@ -195,9 +195,11 @@ def test_long_runs_of_tied_scores_are_cut_by_docno():
 @given(seed=st.integers(0, 10**6), depth=st.sampled_from([5, 100, 1000]), lengths=st.integers(1, 4))
 def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed, depth, lengths):
     # thousands of candidates a query at few distinct (tf, length) pairs: long runs of tied scores at
-    # the cut and within the best, docnos in an order unrelated to docids; a grid reads its ties'
-    # docno ranks and its postings' lengths gathered once (Scorer.grid_layout), a point alone looks
-    # them up: both must be a sort of every candidate by (-score, docno)
+    # the cut and within the best, docnos in an order unrelated to docids; a grid of several blocks
+    # reads its ties' docno ranks and its postings' lengths gathered once (Scorer.grid_layout), a
+    # point alone looks them up: both must be a sort of every candidate by (-score, docno)
+    import irgrid.retrieve as retrieve
+
     rng = np.random.default_rng(seed)
     numbers = rng.permutation(3000)
     docs = {f"doc{n:05d}": list(rng.choice(["a", "b", "c", "x"], size=int(rng.integers(1, 1 + lengths)), p=[0.4, 0.3, 0.2, 0.1]))
@@ -208,7 +210,12 @@ def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed,
     model = get_model("bm25")
     points = [model.check_point({"k1": k1, "b": b}) for k1 in (0.6, 1.2) for b in (0.0, 0.75)]
     prepared = scorer.prepare(topics, model, points)
-    grid = scorer.top_points(model, prepared, points, depth)
+    saved = retrieve.BLOCK_POINTS
+    retrieve.BLOCK_POINTS = 2
+    try:
+        grid = scorer.top_points(model, prepared, points, depth)
+    finally:
+        retrieve.BLOCK_POINTS = saved
     assert getattr(prepared, "_grid_layout", None) is not None
     for point, (docids, scores, offsets) in zip(points, grid):
         alone = scorer.top(model, prepared, point, depth)
@@ -222,15 +229,19 @@ def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed,
                 assert got_scores[rows].view(np.int64).tolist() == query_scores[expected].view(np.int64).tolist()
 
 
-def test_one_point_gathers_no_grid_layout():
-    # the arrays a grid gathers once (Scorer.grid_layout) would cost a one-point run more than they save
+def test_one_block_of_points_gathers_no_grid_layout():
+    # the arrays a grid gathers once (Scorer.grid_layout) would cost a single pass over the postings
+    # (one point, one block of points) more than they save
+    from irgrid.retrieve import BLOCK_POINTS
+
     scorer = Scorer(TinyIndex({"d1": ["a", "b"], "d2": ["a"], "d3": ["b", "b"]}))
     model = get_model("bm25")
-    point = model.check_point({})
-    prepared = scorer.prepare(pd.DataFrame({"qid": ["1"], "text": ["a b"]}), model, [point])
-    scorer.top_points(model, prepared, [point], 10)
-    assert getattr(prepared, "_grid_layout", None) is None
-    scorer.top_points(model, prepared, [point, model.check_point({"k1": 0.5})], 10)
+    points = [model.check_point({"k1": 0.1 * (i + 1)}) for i in range(BLOCK_POINTS + 1)]
+    prepared = scorer.prepare(pd.DataFrame({"qid": ["1"], "text": ["a b"]}), model, points)
+    for block in (points[:1], points[:BLOCK_POINTS]):
+        scorer.top_points(model, prepared, block, 10)
+        assert getattr(prepared, "_grid_layout", None) is None
+    scorer.top_points(model, prepared, points, 10)
     assert getattr(prepared, "_grid_layout", None) is not None
 
 

@@ -46,7 +46,7 @@ from .prepared import (
     feature_values,
     warn_of_empty_queries,
 )
-from .ranking import candidate_docno_ranks, score_and_rank, top_k
+from .ranking import score_and_rank, top_k
 
 #: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
 #: read once for the block, so a point costs less in a larger block, less so past a few points
@@ -415,10 +415,12 @@ class Scorer:
             for point in points:
                 yield self.top(model, queries, point, depth)
             return
-        # a grid reads arrays gathered once for the query set (its ties' docno ranks, its postings' lengths);
-        # one point gathers what it needs as it goes
-        layout = self.grid_layout(model, queries) if len(points) > 1 else None
-        for block in self._blocks(model, queries, points):
+        blocks = self._blocks(model, queries, points)
+        # more than one pass over the postings reads arrays gathered once for the query set (its ties'
+        # docno ranks, its postings' lengths); a single pass gathers what it needs as it goes, which
+        # costs it less than gathering them ahead would (benchmarks/HISTORY.md)
+        layout = self.grid_layout(model, queries) if len(blocks) > 1 else None
+        for block in blocks:
             docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries), layout)
             for j in range(len(block)):
                 yield docids[j], scores[j], offsets
@@ -493,17 +495,16 @@ class Scorer:
 
     def grid_layout(self, model: RetrievalModel, queries: PreparedQuerySet) -> tuple[np.ndarray, np.ndarray]:
         """``(candidate_ranks, posting_lengths)`` of ``queries``, what the fused kernel reads when it scores
-        them at many points (:func:`irgrid.retrieve.ranking.score_and_rank`): the docno rank of each
-        candidate (:func:`irgrid.retrieve.ranking.candidate_docno_ranks`) and the document length of each
-        posting (int32; empty for a weighting whose part reads no length). Gathered on first use and kept
-        with the set, 4 bytes a candidate and a posting: once for a grid, where each point's ties and
-        each block's lengths would look them up in tables of every document (benchmarks/HISTORY.md)."""
+        them in more than one block of points (:func:`irgrid.retrieve.ranking.score_and_rank`): the docno
+        rank of each candidate (``docno_order[candidates]``) and the document length of each posting
+        (int32; empty for a weighting whose part reads no length). Gathered on first use and kept with
+        the set, 4 bytes a candidate and a posting: once for a grid, where each point's ties and each
+        block's lengths would look them up in tables of every document (benchmarks/HISTORY.md)."""
         found = getattr(queries, "_grid_layout", None)
         if found is None or found[0] is not self.docno_order:
-            ranks = candidate_docno_ranks(queries.candidates, self.docno_order)
-            found = (self.docno_order, ranks, np.zeros(0, dtype=np.int32))
+            found = (self.docno_order, np.take(self.docno_order, queries.candidates), np.zeros(0, dtype=np.int32))
         if model.weighting.reads_length and not len(found[2]):
-            found = (found[0], found[1], self.int_doc_lengths[queries.docids])
+            found = (found[0], found[1], np.take(self.int_doc_lengths, queries.docids))
         queries._grid_layout = found
         return found[1], found[2]
 

@@ -148,28 +148,6 @@ _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _tie_rank(position, candidates, docno_rank, candidate_ranks):
-    """The docno rank of the item at ``position`` of a segment: from ``candidate_ranks`` when given."""
-    if len(candidate_ranks):
-        return candidate_ranks[position]
-    return docno_rank[candidates[position]]
-
-
-@njit(cache=True, nogil=True)
-def candidate_docno_ranks(candidates, docno_rank):
-    """``docno_rank[candidates]``: each candidate's docno rank, for a query set ranked at many points.
-
-    A ranking looks a docno rank up for each item tied with the one before it (most of a query's best
-    thousand at integer lengths), a random access into the table of every document; gathered once for
-    a grid, the ranks of a query's candidates are read from a segment the size of its scores instead.
-    """
-    ranks = np.empty(len(candidates), np.int32)
-    for c in range(len(candidates)):
-        ranks[c] = docno_rank[candidates[c]]
-    return ranks
-
-
 #: bits of a key sorted per pass of :func:`_prefix_sorted_keys`
 RADIX_BITS = 11
 #: the highest varying bits of the score keys that the radix passes order by (two passes); the
@@ -240,8 +218,8 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
     Cheaper than an argsort of the floats and a tie-break.
 
     ``candidate_ranks``: empty, or the docno rank of each of ``candidates`` (aligned with ``scores``:
-    ``docno_rank[candidates[c]]`` gathered once for a grid, :func:`candidate_docno_ranks`), read
-    instead of the table of every document: a tie's lookup then stays within the query's segment.
+    ``docno_rank[candidates[c]]`` gathered once for a grid, ``Scorer.grid_layout``), read instead of
+    the table of every document: a tie's lookup then stays within the query's segment.
     """
     m = len(positions)
     shift = 1
@@ -264,19 +242,43 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
         position = positions[keys[i] & low]
         order[i] = position
         item_scores[i] = scores[position]
-    for a in range(1, m):
+    # one loop a source of ranks: a branch on the source inside the loop doubled its cost
+    if len(candidate_ranks):
+        _insert_by_candidate_ranks(order, item_scores, candidate_ranks)
+    else:
+        _insert_by_docno_rank(order, item_scores, candidates, docno_rank)
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _insert_by_docno_rank(order, item_scores, candidates, docno_rank):
+    """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the table of every document."""
+    for a in range(1, len(order)):
         position, score = order[a], item_scores[a]
         b = a - 1
         if item_scores[b] > score:  # in place already: the usual case
             continue
-        rank = _tie_rank(position, candidates, docno_rank, candidate_ranks)
+        rank = docno_rank[candidates[position]]
         while b >= 0 and (item_scores[b] < score
-                          or (item_scores[b] == score
-                              and _tie_rank(order[b], candidates, docno_rank, candidate_ranks) > rank)):
+                          or (item_scores[b] == score and docno_rank[candidates[order[b]]] > rank)):
             order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
         order[b + 1], item_scores[b + 1] = position, score
-    return order
+
+
+@njit(cache=True, nogil=True)
+def _insert_by_candidate_ranks(order, item_scores, candidate_ranks):
+    """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the segment's own."""
+    for a in range(1, len(order)):
+        position, score = order[a], item_scores[a]
+        b = a - 1
+        if item_scores[b] > score:  # in place already: the usual case
+            continue
+        rank = candidate_ranks[position]
+        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and candidate_ranks[order[b]] > rank)):
+            order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
+            b -= 1
+        order[b + 1], item_scores[b + 1] = position, score
 
 
 @njit(cache=True, nogil=True)
@@ -377,9 +379,9 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     score adds ``query_constant - query_length * value``; else it is empty. A grid at one mu
     then costs a multiply-add per posting and candidate.
 
-    A grid's many blocks take two arrays gathered once for the query set (empty arrays otherwise):
-    ``candidate_ranks``, the docno rank of each of ``candidates`` (:func:`candidate_docno_ranks`),
-    which the tie-break then reads instead of ``docno_rank``; and ``posting_lengths``, each
+    A grid of several blocks takes two arrays gathered once for the query set (empty arrays otherwise):
+    ``candidate_ranks``, the docno rank of each of ``candidates`` (``Scorer.grid_layout``), which
+    the tie-break then reads instead of ``docno_rank``; and ``posting_lengths``, each
     posting's document length (int32, ``doc_lengths[docids]``), read in order instead of gathered
     through the docids for every block. The same integers either way, so the same scores.
     """
