@@ -250,7 +250,7 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
     return order
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _insert_by_docno_rank(order, item_scores, candidates, docno_rank):
     """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the table of every document."""
     for a in range(1, len(order)):
@@ -266,7 +266,7 @@ def _insert_by_docno_rank(order, item_scores, candidates, docno_rank):
         order[b + 1], item_scores[b + 1] = position, score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _insert_by_candidate_ranks(order, item_scores, candidate_ranks):
     """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the segment's own."""
     for a in range(1, len(order)):
