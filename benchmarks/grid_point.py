@@ -12,7 +12,9 @@ In one process, after ``Scorer.prepare`` (its CPU seconds printed):
 3. a block of the 20 points of ``scale.py``'s grid (k1 x b = 5 x 4) in one kernel pass
    (``Scorer._top_block``), and the whole grid and its first point alone through
    ``Scorer.grid_tops`` (prepare included, as ``retrieve_grid`` calls it; points cut into blocks of
-   ``BLOCK_POINTS``): grid / one point, least of ``--repeats`` each;
+   ``BLOCK_POINTS``): grid / one point, least of ``--repeats`` each; then the same through
+   ``retrieve_grid(..., as_arrow=True)`` (a ``Scorer`` made and the Arrow runs too: what ``scale.py``'s
+   grid children and ``irgrid retrieve`` call);
 4. bounds: over the box of the 20-point grid of ``scale.py`` (k1 0.6..1.8, b 0.3..0.9), each
    candidate's highest possible score (k1 at its least, b at the end that favours its length) and
    lowest; a candidate whose highest is below the depth-th largest lowest of its query can rank
@@ -64,7 +66,7 @@ def main() -> None:
     from irgrid.index import IndexReader
     from irgrid.models import get_model
     from irgrid.models.parts.bm25 import lucene_idf
-    from irgrid.retrieve import BLOCK_POINTS, Scorer
+    from irgrid.retrieve import BLOCK_POINTS, Scorer, retrieve_grid
     from irgrid.retrieve.ranking import top_k
     from irgrid.runs import read_topics
 
@@ -93,6 +95,11 @@ def main() -> None:
     single = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid[:1], args.depth)), args.repeats)
     whole = least_cpu(lambda: list(scorer.grid_tops(model, topics, grid, args.depth)), args.repeats)
     print(f"Scorer.grid_tops (prepare included), blocks of {BLOCK_POINTS}: one point {single:.3f} CPU s, the "
+          f"{len(grid)}-point grid {whole:.3f} CPU s: {whole / single:.2f} x; load average {os.getloadavg()[0]:.1f}")
+    single = least_cpu(lambda: retrieve_grid(scorer.index, topics, "bm25", GRID[:1], args.depth, as_arrow=True),
+                       args.repeats)
+    whole = least_cpu(lambda: retrieve_grid(scorer.index, topics, "bm25", GRID, args.depth, as_arrow=True), args.repeats)
+    print(f"retrieve_grid(as_arrow=True) (Scorer, prepare and Arrow runs included): one point {single:.3f} CPU s, the "
           f"{len(grid)}-point grid {whole:.3f} CPU s: {whole / single:.2f} x; load average {os.getloadavg()[0]:.1f}")
 
     avgdl = scorer.stats.avg_doc_length

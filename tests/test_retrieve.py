@@ -76,6 +76,15 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
     pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10), check_dtype=False)
 
 
+@given(docids=st.lists(st.lists(st.integers(0, 4), max_size=12), min_size=1, max_size=4))
+def test_docno_column_is_arrows_take_whatever_the_rows_before(docids):
+    # fixed-width docnos are gathered by numpy, their offsets kept for the next call of as many rows
+    scorer = Scorer(TinyIndex({f"d{n:02d}": ["a"] for n in (3, 1, 4, 0, 2)}))
+    for rows in docids:
+        rows = np.array(rows, dtype=np.int32)
+        assert scorer.docno_column(rows).equals(scorer.docnos_arrow.take(pa.array(rows)))
+
+
 @given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())
 def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
     from irgrid.retrieve.ranking import kth_largest
@@ -182,6 +191,60 @@ def test_long_runs_of_tied_scores_are_cut_by_docno():
         assert run["score"].nunique() == 1
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), depth=st.sampled_from([5, 100, 1000]), lengths=st.integers(1, 4))
+def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed, depth, lengths):
+    # thousands of candidates a query at few distinct (tf, length) pairs: long runs of tied scores at
+    # the cut and within the best, docnos in an order unrelated to docids; a grid of several blocks
+    # reads its ties' docno ranks and its postings' lengths gathered once (Scorer.grid_layout), a
+    # point alone looks them up: both must be a sort of every candidate by (-score, docno)
+    import irgrid.retrieve as retrieve
+
+    rng = np.random.default_rng(seed)
+    numbers = rng.permutation(3000)
+    docs = {f"doc{n:05d}": list(rng.choice(["a", "b", "c", "x"], size=int(rng.integers(1, 1 + lengths)), p=[0.4, 0.3, 0.2, 0.1]))
+            for n in numbers}
+    scorer = Scorer(TinyIndex(docs))
+    docnos = np.asarray(scorer.docnos)
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "text": ["a", "a b", "b c a"]})
+    model = get_model("bm25")
+    points = [model.check_point({"k1": k1, "b": b}) for k1 in (0.6, 1.2) for b in (0.0, 0.75)]
+    prepared = scorer.prepare(topics, model, points)
+    saved = retrieve.BLOCK_POINTS
+    retrieve.BLOCK_POINTS = 2
+    try:
+        grid = scorer.top_points(model, prepared, points, depth)
+    finally:
+        retrieve.BLOCK_POINTS = saved
+    assert getattr(prepared, "_grid_layout", None) is not None
+    for point, (docids, scores, offsets) in zip(points, grid):
+        alone = scorer.top(model, prepared, point, depth)
+        for q, query in enumerate(prepared):
+            query_scores = scorer.score(model, query, point)
+            expected = sorted(range(len(query.candidates)), key=lambda c: (-query_scores[c], docnos[query.candidates[c]]))
+            expected = expected[:depth]
+            for got_docids, got_scores, got_offsets in ((docids, scores, offsets), alone):
+                rows = slice(got_offsets[q], got_offsets[q + 1])
+                assert got_docids[rows].tolist() == query.candidates[expected].tolist()
+                assert got_scores[rows].view(np.int64).tolist() == query_scores[expected].view(np.int64).tolist()
+
+
+def test_one_block_of_points_gathers_no_grid_layout():
+    # the arrays a grid gathers once (Scorer.grid_layout) would cost a single pass over the postings
+    # (one point, one block of points) more than they save
+    from irgrid.retrieve import BLOCK_POINTS
+
+    scorer = Scorer(TinyIndex({"d1": ["a", "b"], "d2": ["a"], "d3": ["b", "b"]}))
+    model = get_model("bm25")
+    points = [model.check_point({"k1": 0.1 * (i + 1)}) for i in range(BLOCK_POINTS + 1)]
+    prepared = scorer.prepare(pd.DataFrame({"qid": ["1"], "text": ["a b"]}), model, points)
+    for block in (points[:1], points[:BLOCK_POINTS]):
+        scorer.top_points(model, prepared, block, 10)
+        assert getattr(prepared, "_grid_layout", None) is None
+    scorer.top_points(model, prepared, points, 10)
+    assert getattr(prepared, "_grid_layout", None) is not None
+
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(-4, 4).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
                        max_size=400),
@@ -276,9 +339,11 @@ def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, sub
     candidates = rng.permutation(n).astype(np.int32)
     docno_rank = rng.permutation(n).astype(np.int32)
     positions = np.flatnonzero(rng.random(n) < 0.7) if subset else np.arange(n)
-    order = sort_by_score_then_docno(scores, positions.astype(np.int64), candidates, docno_rank)
     expected = sorted(positions.tolist(), key=lambda c: (-scores[c], docno_rank[candidates[c]]))
-    assert order.tolist() == expected
+    # the ties' ranks looked up in the table of every document, or read from the candidates' own (a grid's)
+    for candidate_ranks in (np.zeros(0, dtype=np.int32), docno_rank[candidates]):
+        order = sort_by_score_then_docno(scores, positions.astype(np.int64), candidates, docno_rank, candidate_ranks)
+        assert order.tolist() == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -150,6 +150,7 @@ class Scorer:
             docnos_arrow = pa.array(np.asarray(index.docnos, dtype=object), type=pa.string())
         self.docnos_arrow = docnos_arrow
         self._docno_rows = _fixed_width_rows(self.docnos_arrow)
+        self._docno_offsets: tuple[int, pa.Buffer] | None = None  # docno_column's: rows, their offsets
         # Position of each docid in docno order: the tie-break key.
         # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
         self.docno_order = np.empty(len(self.docnos_arrow), dtype=np.int32)
@@ -414,8 +415,13 @@ class Scorer:
             for point in points:
                 yield self.top(model, queries, point, depth)
             return
-        for block in self._blocks(model, queries, points):
-            docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries))
+        blocks = self._blocks(model, queries, points)
+        # more than one pass over the postings reads arrays gathered once for the query set (its ties'
+        # docno ranks, its postings' lengths); a single pass gathers what it needs as it goes, which
+        # costs it less than gathering them ahead would (benchmarks/HISTORY.md)
+        layout = self.grid_layout(model, queries) if len(blocks) > 1 else None
+        for block in blocks:
+            docids, scores, offsets = self._top_block(model, queries, block, depth, 0, len(queries), layout)
             for j in range(len(block)):
                 yield docids[j], scores[j], offsets
             del docids, scores
@@ -487,10 +493,29 @@ class Scorer:
                 shared = key
         return blocks
 
+    def grid_layout(self, model: RetrievalModel, queries: PreparedQuerySet) -> tuple[np.ndarray, np.ndarray]:
+        """``(candidate_ranks, posting_lengths)`` of ``queries``, what the fused kernel reads when it scores
+        them in more than one block of points (:func:`irgrid.retrieve.ranking.score_and_rank`): the docno
+        rank of each candidate (``docno_order[candidates]``) and the document length of each posting
+        (int32; empty for a weighting whose part reads no length). Gathered on first use and kept with
+        the set, 4 bytes a candidate and a posting: once for a grid, where each point's ties and each
+        block's lengths would look them up in tables of every document (benchmarks/HISTORY.md)."""
+        found = getattr(queries, "_grid_layout", None)
+        if found is None or found[0] is not self.docno_order:
+            found = (self.docno_order, np.take(self.docno_order, queries.candidates), np.zeros(0, dtype=np.int32))
+        if model.weighting.reads_length and not len(found[2]):
+            found = (found[0], found[1], np.take(self.int_doc_lengths, queries.docids))
+        queries._grid_layout = found
+        return found[1], found[2]
+
     def _top_block(self, model: RetrievalModel, queries: PreparedQuerySet, points: Sequence[Mapping[str, float]],
-                   depth: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   depth: int, first: int, last: int,
+                   layout: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Queries ``first:last`` at a block of points in one kernel pass a query: ``(docids, scores, offsets)``,
-        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.retrieve.ranking.score_and_rank`)."""
+        point ``j``'s rows at ``docids[j]``, ``scores[j]`` (:func:`irgrid.retrieve.ranking.score_and_rank`).
+        ``layout``: None, or :meth:`grid_layout` of ``queries`` (the same rankings, at less cost a point)."""
+        no_layout = np.zeros(0, dtype=np.int32)
+        candidate_ranks, posting_lengths = (no_layout, no_layout) if layout is None else layout
         inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
         params, term_constants, term_weights, query_constants, query_lengths, weights = (
             np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
@@ -507,7 +532,7 @@ class Scorer:
                                   query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
                                   queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
                                   queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
-                                  posting_parts, candidate_values)
+                                  posting_parts, candidate_values, candidate_ranks, posting_lengths)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)
@@ -558,14 +583,18 @@ class Scorer:
 
         When every docno has the same length (most collections' ids), one numpy gather of
         fixed-width rows and offsets made by arithmetic: half the cost of Arrow's take,
-        which reads each docno's offsets before its bytes (two cache misses a row).
+        which reads each docno's offsets before its bytes (two cache misses a row). The gather is
+        ``np.take``, which copies a row of a void dtype at less cost than fancy indexing does.
         """
         if self._docno_rows is None or len(docids) * self._docno_rows.itemsize >= 2**31:
             return self.docnos_arrow.take(pa.array(docids))
         width = self._docno_rows.itemsize
-        offsets = np.arange(0, (len(docids) + 1) * width, width, dtype=np.int32)
-        return pa.StringArray.from_buffers(len(docids), pa.py_buffer(offsets),
-                                           pa.py_buffer(self._docno_rows[docids]))
+        # the offsets depend on the number of rows alone: a grid's runs, of as many rows each, share them
+        if self._docno_offsets is None or self._docno_offsets[0] != len(docids):
+            self._docno_offsets = (len(docids), pa.py_buffer(np.arange(0, (len(docids) + 1) * width, width,
+                                                                       dtype=np.int32)))
+        return pa.StringArray.from_buffers(len(docids), self._docno_offsets[1],
+                                           pa.py_buffer(np.take(self._docno_rows, docids)))
 
     def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
         return [self.run_table_of(queries.qids, top, queries) for top in tops]

@@ -204,7 +204,7 @@ def _prefix_sorted_keys(keys, index_bits):
 
 
 @njit(cache=True, nogil=True)
-def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
+def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks):
     """``positions`` ordered by score descending, ties by docno ascending (``scores`` contiguous).
 
     One integer sort of keys made of the negated score's order-preserving bits
@@ -216,6 +216,10 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
     but for their lowest bits. A docno rank is looked up only where a score
     ties with its predecessor's: a random access into a table of every document.
     Cheaper than an argsort of the floats and a tie-break.
+
+    ``candidate_ranks``: empty, or the docno rank of each of ``candidates`` (aligned with ``scores``:
+    ``docno_rank[candidates[c]]`` gathered once for a grid, ``Scorer.grid_layout``), read instead of
+    the table of every document: a tie's lookup then stays within the query's segment.
     """
     m = len(positions)
     shift = 1
@@ -238,7 +242,18 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
         position = positions[keys[i] & low]
         order[i] = position
         item_scores[i] = scores[position]
-    for a in range(1, m):
+    # one loop a source of ranks: a branch on the source inside the loop doubled its cost
+    if len(candidate_ranks):
+        _insert_by_candidate_ranks(order, item_scores, candidate_ranks)
+    else:
+        _insert_by_docno_rank(order, item_scores, candidates, docno_rank)
+    return order
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert_by_docno_rank(order, item_scores, candidates, docno_rank):
+    """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the table of every document."""
+    for a in range(1, len(order)):
         position, score = order[a], item_scores[a]
         b = a - 1
         if item_scores[b] > score:  # in place already: the usual case
@@ -249,19 +264,34 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank):
             order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
         order[b + 1], item_scores[b + 1] = position, score
-    return order
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert_by_candidate_ranks(order, item_scores, candidate_ranks):
+    """The exact insertion pass of :func:`sort_by_score_then_docno`, ties' ranks from the segment's own."""
+    for a in range(1, len(order)):
+        position, score = order[a], item_scores[a]
+        b = a - 1
+        if item_scores[b] > score:  # in place already: the usual case
+            continue
+        rank = candidate_ranks[position]
+        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and candidate_ranks[order[b]] > rank)):
+            order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
+            b -= 1
+        order[b + 1], item_scores[b + 1] = position, score
 
 
 @njit(cache=True, nogil=True)
-def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work):
+def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work, candidate_ranks):
     """The ``min(depth, n)`` best of ``scores`` (candidates ``candidates``) into ``out_*[out_at:]``.
 
     Score descending, ties by docno ascending (``docno_rank[d]``: document
     ``d``'s position in docno order, distinct for every document).  ``work``: an
-    int64 buffer at least ``len(scores)`` long.
+    int64 buffer at least ``len(scores)`` long. ``candidate_ranks``: empty, or ``docno_rank[candidates]``
+    (:func:`sort_by_score_then_docno`).
     """
     positions = _at_depth(scores, _best_positions(scores, depth, work), depth)
-    order = sort_by_score_then_docno(scores, positions, candidates, docno_rank)
+    order = sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks)
     for r in range(min(depth, len(scores))):
         out_docids[out_at + r] = candidates[order[r]]
         out_scores[out_at + r] = scores[order[r]]
@@ -292,10 +322,12 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     out_docids = np.empty(offsets[num_queries], np.int32)
     out_scores = np.empty(offsets[num_queries], np.float64)
     work = np.empty(most, np.int64)
+    no_ranks = np.zeros(0, np.int32)  # ties look their docno ranks up in docno_rank
     for q in range(num_queries):
         lo = candidate_offsets[q]
         hi = candidate_offsets[q + 1]
-        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q], work)
+        _rank_segment(scores[lo:hi], candidates[lo:hi], docno_rank, depth, out_docids, out_scores, offsets[q], work,
+                      no_ranks)
     return out_docids, out_scores, offsets
 
 
@@ -309,7 +341,8 @@ POSTINGS_CHUNK = 512
 @njit(cache=True, nogil=True, error_model="numpy")
 def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
-                   docno_rank, depth, first_query, last_query, posting_parts, document_values):
+                   docno_rank, depth, first_query, last_query, posting_parts, document_values, candidate_ranks,
+                   posting_lengths):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
@@ -345,6 +378,12 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     (:func:`~irgrid.models.parts.base.document_values`: Dirichlet's log(|D| + mu)) and each
     score adds ``query_constant - query_length * value``; else it is empty. A grid at one mu
     then costs a multiply-add per posting and candidate.
+
+    A grid of several blocks takes two arrays gathered once for the query set (empty arrays otherwise):
+    ``candidate_ranks``, the docno rank of each of ``candidates`` (``Scorer.grid_layout``), which
+    the tie-break then reads instead of ``docno_rank``; and ``posting_lengths``, each
+    posting's document length (int32, ``doc_lengths[docids]``), read in order instead of gathered
+    through the docids for every block. The same integers either way, so the same scores.
     """
     num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
@@ -364,7 +403,10 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
             for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
                 m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
-                if not tabulated:
+                if not tabulated and len(posting_lengths):  # gathered once for the grid: read in order
+                    for t in range(m):
+                        lengths[t] = np.float64(posting_lengths[start + t])
+                elif not tabulated:
                     for t in range(m):
                         lengths[t] = np.float64(doc_lengths[docids[start + t]])
                 for j in range(num_points):
@@ -393,6 +435,7 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
             if weight != 1.0:
                 for c in range(n):
                     scores[c] *= weight
+            ranks = candidate_ranks[lo:lo + n] if len(candidate_ranks) else candidate_ranks
             _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
-                          offsets[q - first_query], work)
+                          offsets[q - first_query], work, ranks)
     return out_docids, out_scores, offsets
