@@ -85,6 +85,8 @@ def test_docno_column_is_arrows_take_whatever_the_rows_before(docids):
         assert scorer.docno_column(rows).equals(scorer.docnos_arrow.take(pa.array(rows)))
 
 
+# no deadline: the first example loads (or compiles) the numba kernel
+@settings(deadline=None)
 @given(values=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=60), data=st.data())
 def test_kth_largest_is_the_kth_of_the_sorted_values(values, data):
     from irgrid.retrieve.ranking import kth_largest
