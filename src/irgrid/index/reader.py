@@ -16,11 +16,33 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 
-from .format import read_index_stats
+from .format import DOCS_OPEN_COLUMNS, POSITIONS_ROW_GROUP, POSTINGS_ROW_GROUP, read_index_stats
 from .forward import ForwardIndex, forward_index_dir
 
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
+
+
+#: rows of every row group but the last of a bucket's file of each kind (the build writes them so)
+ROW_GROUP_ROWS = {"postings": POSTINGS_ROW_GROUP, "positions": POSITIONS_ROW_GROUP}
+
+
+def _group_starts(metadata: pq.FileMetaData, rows_per_group: int) -> np.ndarray:
+    """The first row of each row group of a Parquet file, plus its row count.
+
+    A bucket's row groups hold ``rows_per_group`` rows each but the last, so their starts are
+    multiples of it: made without a Python object per group's metadata, which cost more than
+    the reading of a query set's postings from a small bucket. A file whose groups do not
+    count up so is read group by group.
+    """
+    groups, rows = metadata.num_row_groups, metadata.num_rows
+    last_rows = rows - (groups - 1) * rows_per_group
+    if groups == -(-rows // rows_per_group) and (groups == 0 or metadata.row_group(groups - 1).num_rows == last_rows):
+        starts = np.arange(groups + 1, dtype=np.int64) * rows_per_group
+        starts[-1] = rows
+        return starts
+    counts = [metadata.row_group(i).num_rows for i in range(groups)]
+    return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
 
 
 class Postings(NamedTuple):
@@ -50,16 +72,24 @@ class IndexReader:
         self.num_buckets: int = int(self.stats["num_buckets"])
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
-        docs = pq.read_table(self.path / "docs.parquet")
-        #: the docnos in docid order as one Arrow string array; :attr:`docnos` is made from it on first use
-        self.docnos_arrow: pa.Array = docs.column("docno").combine_chunks().cast(pa.string())
+        # the columns a ranking needs; the docno strings are read on first use (docnos_arrow)
+        docs = pq.read_table(self.path / "docs.parquet", columns=DOCS_OPEN_COLUMNS)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
+        #: each document's position among the docnos sorted (distinct): the rankers' tie-break key
+        self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
         self._bucket_files: dict[tuple[str, int], tuple[pq.ParquetFile, np.ndarray]] = {}
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
+
+    @functools.cached_property
+    def docnos_arrow(self) -> pa.Array:
+        """The docnos in docid order as one Arrow string array (read on first use: a process that
+        ranks needs them only to write its runs)."""
+        docs = pq.read_table(self.path / "docs.parquet", columns=["docno"])
+        return docs.column("docno").combine_chunks().cast(pa.string())
 
     @functools.cached_property
     def docnos(self) -> np.ndarray:
@@ -140,8 +170,7 @@ class IndexReader:
         if found is None:
             # memory-mapped: the pages read are decoded from the page cache without a copy
             pf = pq.ParquetFile(self.bucket_path(bucket, kind), memory_map=True)
-            rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
-            found = self._bucket_files[(kind, bucket)] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
+            found = self._bucket_files[(kind, bucket)] = (pf, _group_starts(pf.metadata, ROW_GROUP_ROWS[kind]))
         return found
 
     def _read_spans(self, bucket: int, kind: str, spans: list[tuple[int, int]]
