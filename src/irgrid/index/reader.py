@@ -31,9 +31,9 @@ def _group_starts(metadata: pq.FileMetaData, rows_per_group: int) -> np.ndarray:
     """The first row of each row group of a Parquet file, plus its row count.
 
     A bucket's row groups hold ``rows_per_group`` rows each but the last, so their starts are
-    multiples of it: made without a Python object per group's metadata, which cost more than
-    the reading of a query set's postings from a small bucket. A file whose groups do not
-    count up so is read group by group.
+    multiples of it: computed, without a Python object per group's metadata (hundreds a bucket
+    of a large collection, at every open). A file whose groups do not count up so (an index
+    built with another size, as a test's) is read group by group.
     """
     groups, rows = metadata.num_row_groups, metadata.num_rows
     last_rows = rows - (groups - 1) * rows_per_group
@@ -54,7 +54,8 @@ class Postings(NamedTuple):
 
 
 class IndexReader:
-    """Docs and stats are loaded eagerly; the term dictionary on first use; postings on demand.
+    """Stats and the documents' lengths and docno ranks are loaded eagerly; the docno strings and the
+    term dictionary on first use; postings on demand.
 
     ``forward_path``: the forward index of this index (:mod:`irgrid.index.forward`), read by
     :meth:`forward`; by default :func:`irgrid.index.forward.forward_index_dir` of ``path``.
@@ -183,21 +184,25 @@ class IndexReader:
         pages faulted in, which cost more than decoding them.
         """
         pf, group_starts = self._bucket_file(bucket, kind)
-        groups = sorted({
-            g
-            for start, count in spans if count
-            for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
-                           int(np.searchsorted(group_starts, start + count, side="left")))
-        })
-        data = pf.read_row_groups(groups)
+        starts = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+        counts = np.fromiter((count for _, count in spans), dtype=np.int64, count=len(spans))
+        # each span's first row group and one past its last (numpy over the spans: a bucket holds thousands)
+        first_group = np.searchsorted(group_starts, starts, side="right") - 1
+        end_group = np.searchsorted(group_starts, starts + counts, side="left")
+        held = counts > 0
+        num_groups = (end_group - first_group)[held]
+        # the groups first_group .. end_group - 1 of every span: each span's first, plus 0, 1, ... within it
+        within = np.arange(num_groups.sum()) - np.repeat(np.cumsum(num_groups) - num_groups, num_groups)
+        groups = np.unique(np.repeat(first_group[held], num_groups) + within)
+        data = pf.read_row_groups(groups.tolist())
         # row r of the file is row r - group_starts[g] + data_starts[i] of `data` for the i-th group read, g
         group_rows = np.diff(group_starts)[groups]
         data_starts = np.concatenate([[0], np.cumsum(group_rows)]).astype(np.int64)
         local = np.full(len(group_starts), -1, dtype=np.int64)
         local[groups] = data_starts[:-1] - group_starts[groups]
         columns = [data.column(name).to_numpy().astype(np.int32, copy=False) for name in data.column_names]
-        firsts = [int(start + local[int(np.searchsorted(group_starts, start, side="right")) - 1]) if count else None
-                  for start, count in spans]
+        firsts = [first if count else None
+                  for first, count in zip((starts + local[np.maximum(first_group, 0)]).tolist(), counts.tolist())]
         return columns, firsts
 
     def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:
