@@ -16,6 +16,7 @@ from numba import njit
 from ..models.parts.base import posting_part
 
 
+@njit(cache=True, nogil=True)
 def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     """Each query's candidates (documents with at least one of its terms) and each posting's slot.
 
@@ -27,31 +28,12 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     ``slots[p]`` (an index into ``candidates``).  O(postings): a dense
     docid -> slot map (int32: the smallest that fits, as its random accesses
     bound the pass), reset after each query for the documents it touched.
-
-    The arrays, the size of the postings, are numpy's, filled by :func:`_candidate_slots_into`:
-    numpy asks the kernel for huge pages for an array this large (``madvise``), numba's own
-    allocation does not, and a fresh process faults in 4 KiB pages several times slower
-    (benchmarks/HISTORY.md).
     """
+    num_queries = len(query_term_offsets) - 1
     slot_of_doc = np.full(num_docs, -1, np.int32)
     slots = np.empty(len(docids), np.int32)
     candidates = np.empty(len(docids), np.int32)
-    candidate_offsets = np.zeros(len(query_term_offsets), np.int64)
-    n = _candidate_slots_into(docids, term_offsets, query_term_offsets, slot_of_doc, slots, candidates,
-                              candidate_offsets)
-    # the buffer was sized for distinct postings; a copy of what was used costs a pass over fresh pages, so a
-    # view is returned unless most of the buffer went unused (queries sharing many documents)
-    if 4 * n < 3 * len(docids):
-        return candidates[:n].copy(), candidate_offsets, slots
-    return candidates[:n], candidate_offsets, slots
-
-
-@njit(cache=True, nogil=True)
-def _candidate_slots_into(docids, term_offsets, query_term_offsets, slot_of_doc, slots, candidates,
-                          candidate_offsets):
-    """:func:`candidate_slots` into its arrays (``slot_of_doc``: -1 for every docid, left so);
-    returns the number of candidates."""
-    num_queries = len(query_term_offsets) - 1
+    candidate_offsets = np.zeros(num_queries + 1, np.int64)
     n = 0
     for q in range(num_queries):
         first = n
@@ -67,7 +49,11 @@ def _candidate_slots_into(docids, term_offsets, query_term_offsets, slot_of_doc,
         for c in range(first, n):
             slot_of_doc[candidates[c]] = -1
         candidate_offsets[q + 1] = n
-    return n
+    # the buffer was sized for distinct postings; a copy of what was used costs a pass over fresh pages, so a
+    # view is returned unless most of the buffer went unused (queries sharing many documents)
+    if 4 * n < 3 * len(docids):
+        return candidates[:n].copy(), candidate_offsets, slots
+    return candidates[:n], candidate_offsets, slots
 
 
 @njit(cache=True, nogil=True)
