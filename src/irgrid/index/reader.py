@@ -31,9 +31,9 @@ def _group_starts(metadata: pq.FileMetaData, rows_per_group: int) -> np.ndarray:
     """The first row of each row group of a Parquet file, plus its row count.
 
     A bucket's row groups hold ``rows_per_group`` rows each but the last, so their starts are
-    multiples of it: computed, without a Python object per group's metadata (hundreds a bucket
-    of a large collection, at every open). A file whose groups do not count up so (an index
-    built with another size, as a test's) is read group by group.
+    multiples of it: computed, without a Python object per group's metadata at every open. A
+    file whose groups do not count up so (an index built with another size, as a test's) is
+    read group by group.
     """
     groups, rows = metadata.num_row_groups, metadata.num_rows
     last_rows = rows - (groups - 1) * rows_per_group
