@@ -163,7 +163,7 @@ def test_stats_json(hand_index):
     stats = json.loads(text)
     assert list(stats) == sorted(stats)
     # "forward": false: the forward index is never in the postings index's directory
-    assert stats["num_buckets"] == 4 and stats["format_version"] == 3 and stats["forward"] is False
+    assert stats["num_buckets"] == 4 and stats["format_version"] == 4 and stats["forward"] is False
     assert Analyzer.from_dict(stats["analyzer"]) == HAND
 
 
@@ -197,7 +197,7 @@ def test_old_format_is_refused(hand_index, tmp_path):
     old.mkdir()
     stats = json.loads((hand_index / "stats.json").read_text())
     (old / "stats.json").write_text(json.dumps(dict(stats, format_version=2)))
-    with pytest.raises(InputFormatError, match=r"stats\.json.*format_version 3.*found '2'"):
+    with pytest.raises(InputFormatError, match=r"stats\.json.*format_version 4.*found '2'"):
         IndexReader(old)
 
 

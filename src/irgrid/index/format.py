@@ -12,12 +12,14 @@ import os
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from irgrid.errors import InputFormatError
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 #: postings/bucket-XXXX.parquet: a term's postings, docids ascending. No positions: a query that
 #: needs none reads only these two small columns.
@@ -38,7 +40,8 @@ FORWARD_SCHEMA = pa.schema(
         pa.field("terms", pa.list_(pa.int32()), nullable=False),  # term ids: rows of terms.parquet
     ]
 )
-DOCS_SCHEMA = pa.schema(
+#: a shard's documents, as its indexing task writes them (docs.parquet's columns but the docno rank)
+SHARD_DOCS_SCHEMA = pa.schema(
     [
         pa.field("docid", pa.int32(), nullable=False),
         pa.field("docno", pa.string(), nullable=False),
@@ -46,6 +49,12 @@ DOCS_SCHEMA = pa.schema(
         pa.field("unique_terms", pa.int32(), nullable=False),
     ]
 )
+#: docs.parquet: a row per document in docid order. ``docno_rank``: the document's position among
+#: the docnos sorted (the rankers' tie-break key), stored so that a process that ranks reads neither
+#: the docno strings nor sorts them before its first ranking.
+DOCS_SCHEMA = SHARD_DOCS_SCHEMA.append(pa.field("docno_rank", pa.int32(), nullable=False))
+#: the columns of docs.parquet a process that ranks reads when it opens the index
+DOCS_OPEN_COLUMNS = ["length", "unique_terms", "docno_rank"]
 TERMS_SCHEMA = pa.schema(
     [
         pa.field("term", pa.string(), nullable=False),
@@ -77,10 +86,26 @@ TERMS_ROW_GROUP = 65536
 TERMS_ENCODING = {"term": "DELTA_BYTE_ARRAY", "df": "DELTA_BINARY_PACKED", "cf": "DELTA_BINARY_PACKED",
                   "bucket": "DELTA_BINARY_PACKED", "start": "DELTA_BINARY_PACKED"}
 DOCS_ROW_GROUP = 1 << 20
+#: the docno ranks are a permutation of the docids (the identity when docnos sort as the documents
+#: come): stored as bit-packed differences, not dictionary-encoded (every value is distinct)
+DOCS_DICTIONARY = ["docid", "docno", "length", "unique_terms"]
+DOCS_ENCODING = {"docno_rank": "DELTA_BINARY_PACKED"}
 
 def bucket_of(term: str, num_buckets: int) -> int:
     """The postings bucket of ``term``: ``crc32(utf-8) % num_buckets``."""
     return zlib.crc32(term.encode("utf-8")) % num_buckets
+
+
+def docno_ranks(docnos: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Each document's position among the docnos sorted (int32, docid order): docs.parquet's
+    ``docno_rank``, the rankers' tie-break key.
+
+    pyarrow's sort of the strings themselves (stable; numpy's fixed-width unicode copy would cost
+    N times the longest docno), inverted.
+    """
+    ranks = np.empty(len(docnos), dtype=np.int32)
+    ranks[pc.sort_indices(docnos).to_numpy()] = np.arange(len(docnos), dtype=np.int32)
+    return ranks
 
 
 def write_parquet(table: pa.Table, path: str | os.PathLike, row_group_size: int, sorting_columns=None,

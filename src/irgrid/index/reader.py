@@ -16,11 +16,33 @@ import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
 
-from .format import read_index_stats
+from .format import DOCS_OPEN_COLUMNS, POSITIONS_ROW_GROUP, POSTINGS_ROW_GROUP, read_index_stats
 from .forward import ForwardIndex, forward_index_dir
 
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
+
+
+#: rows of every row group but the last of a bucket's file of each kind (the build writes them so)
+ROW_GROUP_ROWS = {"postings": POSTINGS_ROW_GROUP, "positions": POSITIONS_ROW_GROUP}
+
+
+def _group_starts(metadata: pq.FileMetaData, rows_per_group: int) -> np.ndarray:
+    """The first row of each row group of a Parquet file, plus its row count.
+
+    A bucket's row groups hold ``rows_per_group`` rows each but the last, so their starts are
+    multiples of it: computed, without a Python object per group's metadata at every open. A
+    file whose groups do not count up so (an index built with another size, as a test's) is
+    read group by group.
+    """
+    groups, rows = metadata.num_row_groups, metadata.num_rows
+    last_rows = rows - (groups - 1) * rows_per_group
+    if groups == -(-rows // rows_per_group) and (groups == 0 or metadata.row_group(groups - 1).num_rows == last_rows):
+        starts = np.arange(groups + 1, dtype=np.int64) * rows_per_group
+        starts[-1] = rows
+        return starts
+    counts = [metadata.row_group(i).num_rows for i in range(groups)]
+    return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
 
 
 class Postings(NamedTuple):
@@ -32,7 +54,8 @@ class Postings(NamedTuple):
 
 
 class IndexReader:
-    """Docs and stats are loaded eagerly; the term dictionary on first use; postings on demand.
+    """Stats and the documents' lengths and docno ranks are loaded eagerly; the docno strings and the
+    term dictionary on first use; postings on demand.
 
     ``forward_path``: the forward index of this index (:mod:`irgrid.index.forward`), read by
     :meth:`forward`; by default :func:`irgrid.index.forward.forward_index_dir` of ``path``.
@@ -50,16 +73,24 @@ class IndexReader:
         self.num_buckets: int = int(self.stats["num_buckets"])
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
-        docs = pq.read_table(self.path / "docs.parquet")
-        #: the docnos in docid order as one Arrow string array; :attr:`docnos` is made from it on first use
-        self.docnos_arrow: pa.Array = docs.column("docno").combine_chunks().cast(pa.string())
+        # the columns a ranking needs; the docno strings are read on first use (docnos_arrow)
+        docs = pq.read_table(self.path / "docs.parquet", columns=DOCS_OPEN_COLUMNS)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
+        #: each document's position among the docnos sorted (distinct): the rankers' tie-break key
+        self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
         self._bucket_files: dict[tuple[str, int], tuple[pq.ParquetFile, np.ndarray]] = {}
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
+
+    @functools.cached_property
+    def docnos_arrow(self) -> pa.Array:
+        """The docnos in docid order as one Arrow string array (read on first use: a process that
+        ranks needs them only to write its runs)."""
+        docs = pq.read_table(self.path / "docs.parquet", columns=["docno"])
+        return docs.column("docno").combine_chunks().cast(pa.string())
 
     @functools.cached_property
     def docnos(self) -> np.ndarray:
@@ -140,8 +171,7 @@ class IndexReader:
         if found is None:
             # memory-mapped: the pages read are decoded from the page cache without a copy
             pf = pq.ParquetFile(self.bucket_path(bucket, kind), memory_map=True)
-            rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
-            found = self._bucket_files[(kind, bucket)] = (pf, np.concatenate([[0], np.cumsum(rows, dtype=np.int64)]))
+            found = self._bucket_files[(kind, bucket)] = (pf, _group_starts(pf.metadata, ROW_GROUP_ROWS[kind]))
         return found
 
     def _read_spans(self, bucket: int, kind: str, spans: list[tuple[int, int]]
@@ -154,21 +184,25 @@ class IndexReader:
         pages faulted in, which cost more than decoding them.
         """
         pf, group_starts = self._bucket_file(bucket, kind)
-        groups = sorted({
-            g
-            for start, count in spans if count
-            for g in range(int(np.searchsorted(group_starts, start, side="right")) - 1,
-                           int(np.searchsorted(group_starts, start + count, side="left")))
-        })
-        data = pf.read_row_groups(groups)
+        starts = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+        counts = np.fromiter((count for _, count in spans), dtype=np.int64, count=len(spans))
+        # each span's first row group and one past its last (numpy over the spans: a bucket holds thousands)
+        first_group = np.searchsorted(group_starts, starts, side="right") - 1
+        end_group = np.searchsorted(group_starts, starts + counts, side="left")
+        held = counts > 0
+        num_groups = (end_group - first_group)[held]
+        # the groups first_group .. end_group - 1 of every span: each span's first, plus 0, 1, ... within it
+        within = np.arange(num_groups.sum()) - np.repeat(np.cumsum(num_groups) - num_groups, num_groups)
+        groups = np.unique(np.repeat(first_group[held], num_groups) + within)
+        data = pf.read_row_groups(groups.tolist())
         # row r of the file is row r - group_starts[g] + data_starts[i] of `data` for the i-th group read, g
         group_rows = np.diff(group_starts)[groups]
         data_starts = np.concatenate([[0], np.cumsum(group_rows)]).astype(np.int64)
         local = np.full(len(group_starts), -1, dtype=np.int64)
         local[groups] = data_starts[:-1] - group_starts[groups]
         columns = [data.column(name).to_numpy().astype(np.int32, copy=False) for name in data.column_names]
-        firsts = [int(start + local[int(np.searchsorted(group_starts, start, side="right")) - 1]) if count else None
-                  for start, count in spans]
+        firsts = [first if count else None
+                  for first, count in zip((starts + local[np.maximum(first_group, 0)]).tolist(), counts.tolist())]
         return columns, firsts
 
     def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:

@@ -19,6 +19,8 @@ from irgrid.analysis import Analyzer
 from irgrid.analysis.stem import get_stemmer
 from irgrid.errors import InputFormatError
 from irgrid.index.format import (
+    DOCS_DICTIONARY,
+    DOCS_ENCODING,
     DOCS_ROW_GROUP,
     DOCS_SCHEMA,
     POSITIONS_ENCODING,
@@ -28,9 +30,11 @@ from irgrid.index.format import (
     POSTINGS_ENCODING,
     POSTINGS_ROW_GROUP,
     POSTINGS_SCHEMA,
+    SHARD_DOCS_SCHEMA,
     TERMS_ENCODING,
     TERMS_ROW_GROUP,
     TERMS_SCHEMA,
+    docno_ranks,
     write_parquet,
 )
 
@@ -323,7 +327,7 @@ def analyze_shard(
         doc_tables.append(pa.Table.from_arrays(
             [pa.array(run_docids), pa.concat_arrays(docnos).cast(pa.string()), pa.array(lengths),
              pa.array(unique_terms)],
-            schema=DOCS_SCHEMA,
+            schema=SHARD_DOCS_SCHEMA,
         ))
         totals["docs"] += n
         totals["tokens"] += len(terms)
@@ -357,7 +361,7 @@ def analyze_shard(
                 pa.table({"local_id": pa.array(used[rows]), "term": used_terms.take(pa.array(rows))}),
                 pieces / f"bucket-{b:04d}" / f"vocabulary-{shard:06d}.parquet", compression="none",
             )
-    docs = pa.concat_tables(doc_tables) if doc_tables else DOCS_SCHEMA.empty_table()
+    docs = pa.concat_tables(doc_tables) if doc_tables else SHARD_DOCS_SCHEMA.empty_table()
     pq.write_table(docs, pieces / "docs" / f"shard-{shard:06d}.parquet", compression="none")
     return {"shard": shard, "docs": totals["docs"], "tokens": totals["tokens"], "postings": totals["postings"],
             "vocabulary": vocabulary.key}
@@ -599,24 +603,30 @@ def _string_hashes(strings: pa.Array) -> np.ndarray:
 def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
     """Write ``docs.parquet`` shard after shard; returns the collection totals.
 
-    Streams: a shard's rows at a time, plus 8 bytes a document (a hash of its
-    docno) to find duplicate docnos, which are then confirmed on the strings.
+    Streams a shard's rows at a time, plus every docno (their sort gives each document's
+    ``docno_rank``) and 8 bytes a document (a hash of its docno) to find duplicate docnos,
+    which are then confirmed on the strings.
     """
     tmp_path = Path(tmp)
     files = sorted((tmp_path / "pieces" / "docs").glob("*.parquet"))  # shard order = docid order
+    docnos = pa.chunked_array([pq.read_table(f, columns=["docno"], schema=SHARD_DOCS_SCHEMA).column("docno")
+                               .combine_chunks() for f in files], pa.string())
+    docno_rank = docno_ranks(docnos)
+    del docnos
     n = 0
     total = 0
     hashes = []
-    with _RowGroupWriter(tmp_path / "docs.parquet", DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=True) as writer:
+    with _RowGroupWriter(tmp_path / "docs.parquet", DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=DOCS_DICTIONARY,
+                         column_encoding=DOCS_ENCODING) as writer:
         for f in files:
-            table = pq.read_table(f, schema=DOCS_SCHEMA)
+            table = pq.read_table(f, schema=SHARD_DOCS_SCHEMA)
             docids = table.column("docid").to_numpy()
             if len(docids) and (docids[0] != n or docids[-1] != n + len(docids) - 1):  # pragma: no cover
                 raise RuntimeError("internal error: docids are not 0..N-1")
-            n += len(docids)
             total += pc.sum(table.column("length")).as_py() or 0
             hashes.append(_string_hashes(table.column("docno").combine_chunks()))
-            writer.add(table)
+            writer.add(table.append_column(DOCS_SCHEMA.field("docno_rank"), pa.array(docno_rank[n:n + len(docids)])))
+            n += len(docids)
     hashes = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, np.uint64)
     suspects = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
     if len(suspects):

@@ -27,10 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..features.sentence_parses import SentenceParses
 from ..feedback import retrieve_with_feedback
+from ..index.format import docno_ranks
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
 from ..numba_start import import_arraymath_without_blas_probe
@@ -144,21 +144,29 @@ class Scorer:
         # the fused BM25 kernel gathers a posting's document length through its docid (the reader's int32)
         self.int_doc_lengths = np.ascontiguousarray(index.doc_lengths, dtype=np.int32)
         self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
-        # the reader's Arrow docnos when it has them: a million Python strings are slow to make
-        docnos_arrow = getattr(index, "docnos_arrow", None)
-        if docnos_arrow is None:
-            docnos_arrow = pa.array(np.asarray(index.docnos, dtype=object), type=pa.string())
-        self.docnos_arrow = docnos_arrow
-        self._docno_rows = _fixed_width_rows(self.docnos_arrow)
         self._docno_offsets: tuple[int, pa.Buffer] | None = None  # docno_column's: rows, their offsets
-        # Position of each docid in docno order: the tie-break key.
-        # int32: the rankers look it up once per ranked candidate, and a smaller table stays in cache
-        self.docno_order = np.empty(len(self.docnos_arrow), dtype=np.int32)
-        # Sorted by pyarrow on the strings themselves: numpy's fixed-width unicode copy would
-        # cost N times the longest docno.
-        by_docno = pc.sort_indices(self.docnos_arrow).to_numpy()
-        self.docno_order[by_docno] = np.arange(len(self.docnos_arrow), dtype=np.int32)
+        # Position of each docid in docno order: the tie-break key, stored in the index
+        # (IndexReader.docno_rank). int32: the rankers look it up once per ranked candidate, and a
+        # smaller table stays in cache
+        docno_rank = getattr(index, "docno_rank", None)
+        if docno_rank is not None:
+            self.docno_order = np.ascontiguousarray(docno_rank, dtype=np.int32)
+        else:  # another reader (a test's in-memory index): sorted here
+            self.docno_order = docno_ranks(self.docnos_arrow)
         self.stats = CollectionStatistics.from_index(index)
+
+    @functools.cached_property
+    def docnos_arrow(self) -> pa.Array:
+        """The docnos in docid order as an Arrow string array: the reader's when it has them (a
+        million Python strings are slow to make), made on first use (a run's docno column)."""
+        docnos_arrow = getattr(self.index, "docnos_arrow", None)
+        if docnos_arrow is None:
+            docnos_arrow = pa.array(np.asarray(self.index.docnos, dtype=object), type=pa.string())
+        return docnos_arrow
+
+    @functools.cached_property
+    def _docno_rows(self) -> np.ndarray | None:
+        return _fixed_width_rows(self.docnos_arrow)
 
     @functools.cached_property
     def docnos(self) -> np.ndarray:

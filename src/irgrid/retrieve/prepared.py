@@ -57,6 +57,26 @@ class PreparedQuery:
     slots: list[np.ndarray]           # per term: index into candidates of each posting
 
 
+class _QueryOfSet(PreparedQuery):
+    """Query ``q`` of a prepared set, its slots made on first use: a caller that scores and ranks
+    through the set's kernels never reads them, and making them copies each of the query's
+    postings (the set's slots less the query's first candidate)."""
+
+    def __init__(self, queries: PreparedQuerySet, q: int):
+        first, last = queries.query_term_offsets[q], queries.query_term_offsets[q + 1]
+        self.qid = queries.qids[q]
+        self.terms = queries.terms[first:last]
+        self.candidates = queries.candidates[queries.candidate_offsets[q]:queries.candidate_offsets[q + 1]]
+        self._queries, self._q = queries, q
+
+    @functools.cached_property
+    def slots(self) -> list[np.ndarray]:  # type: ignore[override]
+        queries, q = self._queries, self._q
+        base = queries.candidate_offsets[q]
+        return [queries.global_slots[queries.term_offsets[i]:queries.term_offsets[i + 1]] - base
+                for i in range(queries.query_term_offsets[q], queries.query_term_offsets[q + 1])]
+
+
 #: arrays a prepared query set keeps for count-matrix models between grid points, in bytes at most
 QUERY_CACHE_BYTES = 512 * 2**20
 
@@ -203,11 +223,7 @@ class PreparedQuerySet(Sequence):
     def __getitem__(self, q):
         if isinstance(q, slice):
             return [self[i] for i in range(*q.indices(len(self)))]
-        first, last = self.query_term_offsets[q], self.query_term_offsets[q + 1]
-        base = self.candidate_offsets[q]
-        slots = [self.global_slots[self.term_offsets[i]:self.term_offsets[i + 1]] - base for i in range(first, last)]
-        candidates = self.candidates[self.candidate_offsets[q]:self.candidate_offsets[q + 1]]
-        return PreparedQuery(self.qids[q], self.terms[first:last], candidates, slots)
+        return _QueryOfSet(self, range(len(self))[q])
 
     @property
     def num_postings(self) -> int:
