@@ -25,10 +25,13 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputFormatError
 from ..evaluation.stats import spearman_test
 from ..grid import decode_point
 from ..index import IndexReader
@@ -43,6 +46,8 @@ OWN, COMMON = "own", "common"
 #: the function sets Spearman's rho is computed over: the paper's functions, and all of them.
 PAPER, ALL = "paper", "all"
 COUNT_COLUMNS = [*CONSTRAINTS, "total"]
+#: the columns of the per-document counts that name the analysed run
+RUN_KEYS = ["collection", "queryset", "model", "params", "counted_on"]
 #: the common-run counts' columns in the violation table (the own-run ones are COUNT_COLUMNS)
 COMMON_COLUMNS = [f"common_{name}" for name in COUNT_COLUMNS]
 INVERSE_CORRELATION, FEWEST_VIOLATIONS = "inverse_correlation", "fewest_violations"
@@ -107,12 +112,89 @@ def violations_per_document(per_doc: pd.DataFrame) -> pd.DataFrame:
     """
     if "counted_on" not in per_doc.columns:
         per_doc = per_doc.assign(counted_on=OWN)
-    keys = ["collection", "queryset", "model", "params", "counted_on"]
     rows = []
-    for key, run in per_doc.groupby(keys, sort=False):
+    for key, run in per_doc.groupby(RUN_KEYS, sort=False):
         summary = summarise_violations(run).iloc[0]
-        rows.append({**dict(zip(keys, key)), **{name: summary[name] for name in COUNT_COLUMNS}})
-    return pd.DataFrame(rows, columns=[*keys, *COUNT_COLUMNS])
+        rows.append({**dict(zip(RUN_KEYS, key)), **{name: summary[name] for name in COUNT_COLUMNS}})
+    return pd.DataFrame(rows, columns=[*RUN_KEYS, *COUNT_COLUMNS])
+
+
+def read_violations_per_document(paths: Sequence[str | os.PathLike], batch_rows: int = 1 << 18) -> pd.DataFrame:
+    """:func:`violations_per_document` of the per-document count files ``paths`` (:func:`write_violations`)
+    read one after another, without their rows in memory.
+
+    An experiment's files hold millions of (query, document) rows, six text columns each. A run's
+    violations per document per query only need, per run and query, each count's sum and number of
+    documents: these are summed ``batch_rows`` rows at a time, the key columns read dictionary-encoded.
+    The counts are integers, so their sums are exact in any order and each query's mean (sum / number)
+    is the one pandas' groupby mean gives; the mean over queries is then taken as
+    :func:`~irgrid.axioms.counting.summarise_violations` takes it, over the same per-query means in
+    the same (sorted) order, so every number is the same to the bit. Runs come in the order they
+    first appear in the files; a file without ``counted_on`` was counted on the own runs only.
+    """
+    key_columns = [*RUN_KEYS, "qid"]
+    parts = []
+    rows_before = 0
+    for path in paths:
+        names = pq.read_schema(path).names
+        wanted = [name for name in key_columns if name in names]
+        expected = [name for name in key_columns if name != "counted_on"] + list(CONSTRAINTS)
+        if any(name not in names for name in expected):
+            raise InputFormatError(path, None, f"per-document violation counts with columns {expected}",
+                                   f"columns {names}")
+        parquet = pq.ParquetFile(path, read_dictionary=wanted)
+        for name in CONSTRAINTS:
+            if not pa.types.is_integer(parquet.schema_arrow.field(name).type):
+                raise InputFormatError(path, None, f"integer violation counts in column {name}",
+                                       str(parquet.schema_arrow.field(name).type))
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=[*wanted, *CONSTRAINTS]):
+            part = _query_sums(batch, wanted, rows_before)
+            if "counted_on" not in wanted:
+                part = part.append_column("counted_on", pa.array([OWN] * part.num_rows, pa.string()))
+            parts.append(part.select([*key_columns, *_SUM_COLUMNS, *_NUMBER_COLUMNS, "first_row"]))
+            rows_before += batch.num_rows
+    if not parts:
+        return pd.DataFrame(columns=[*RUN_KEYS, *COUNT_COLUMNS])
+    sums = pa.concat_tables(parts).to_pandas()
+    # the runs in the order of their first rows, as a groupby of the concatenated rows without sorting;
+    # like it, leaving out rows with a missing key (and, for the per-query means, a missing qid)
+    sums = sums.dropna(subset=RUN_KEYS)
+    order = sums.groupby(RUN_KEYS, sort=False)["first_row"].min().sort_values(kind="stable")
+    rows = []
+    for key, run in sums.groupby(RUN_KEYS, sort=False)[["qid", *_SUM_COLUMNS, *_NUMBER_COLUMNS]]:
+        per_query = run.groupby("qid", sort=True)[[*_SUM_COLUMNS, *_NUMBER_COLUMNS]].sum()
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0: a query with no count of a constraint
+            means = {name: per_query[f"{name}_sum"].to_numpy(np.float64) / per_query[f"{name}_number"].to_numpy(np.float64)
+                     for name in COUNT_COLUMNS}
+        summary = {name: float(pd.Series(means[name]).mean()) if len(per_query) else float("nan")
+                   for name in COUNT_COLUMNS}
+        rows.append((order[key], {**dict(zip(RUN_KEYS, key)), **summary}))
+    rows.sort(key=lambda row: row[0])
+    return pd.DataFrame([row for _, row in rows], columns=[*RUN_KEYS, *COUNT_COLUMNS])
+
+
+#: :func:`_query_sums`' columns: each count's sum over a run's documents of a query, and their number
+_SUM_COLUMNS = [f"{name}_sum" for name in COUNT_COLUMNS]
+_NUMBER_COLUMNS = [f"{name}_number" for name in COUNT_COLUMNS]
+
+
+def _query_sums(batch: pa.RecordBatch, keys: list[str], first_row: int) -> pa.Table:
+    """Per run and query of ``batch``: each count's sum and number of (non-null) values, ``total`` (the row's
+    counts summed, a missing one as 0, as pandas sums a row) among them, and the first row's position in
+    the files (``first_row``: ``batch`` starts at row ``first_row``)."""
+    table = pa.Table.from_batches([batch])
+    total = table.column(CONSTRAINTS[0]).fill_null(0)
+    for name in CONSTRAINTS[1:]:
+        total = pc.add(total, table.column(name).fill_null(0))
+    table = table.append_column("total", total)
+    table = table.append_column("row", pa.array(np.arange(first_row, first_row + table.num_rows), pa.int64()))
+    aggregations = [(name, "sum") for name in COUNT_COLUMNS] + [(name, "count") for name in COUNT_COLUMNS]
+    sums = table.group_by(keys, use_threads=False).aggregate([*aggregations, ("row", "min")])
+    names = {f"{name}_count": f"{name}_number" for name in COUNT_COLUMNS} | {"row_min": "first_row"}
+    sums = sums.rename_columns([names.get(name, name) for name in sums.column_names])
+    # the keys as plain text: each batch has its own dictionaries
+    return pa.table({name: (sums.column(name).cast(pa.string()) if name in keys else sums.column(name))
+                     for name in sums.column_names})
 
 
 def violation_summary(
@@ -132,7 +214,18 @@ def violation_summary(
     paper's functions are not all of them) and document set (``counted_on``): rho of total
     violations against the measure with its exact permutation p-values.
     """
-    violations = violations_per_document(per_doc)
+    return run_violation_summary(violations_per_document(per_doc), evaluations, spec, paper_models, analyzers)
+
+
+def run_violation_summary(
+    violations: pd.DataFrame,
+    evaluations: pd.DataFrame | CellAggregates,
+    spec: TableSpec,
+    paper_models: Sequence[str] | None = None,
+    analyzers: Mapping[tuple[str, str], str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`violation_summary` of each analysed run's violations per document per query
+    (:func:`violations_per_document` or :func:`read_violations_per_document`)."""
     keys = ["collection", "queryset", "model", "params"]
     own = violations[violations["counted_on"] == OWN].drop(columns="counted_on")
     common = (violations[violations["counted_on"] == COMMON].drop(columns="counted_on")

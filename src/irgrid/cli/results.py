@@ -75,26 +75,21 @@ def cmd_violations(args) -> None:
 def cmd_violation_table(args) -> None:
     # deferred: this command's own dependencies (see the module's docstring)
     import pandas as pd
-    import pyarrow.parquet as pq
 
     # deferred: this command's own dependencies (see the module's docstring)
-    from ..axioms import CONSTRAINTS
-    from ..axioms.experiment import violation_claims, violation_summary, write_violation_tables
+    from ..axioms.experiment import read_violations_per_document, run_violation_summary, violation_claims, write_violation_tables
     from ..tables import TableSpec, read_table_evaluations
     from ..tables.figures import plot_violations
 
     spec = TableSpec(**json.loads(args.spec))
-    # the summary needs the run keys, qid and the counts: leaving out docno (most of the bytes), analyzer
-    # and length halves the reading and conversion of these millions of rows
-    # (counted_on: absent from files counted on each model's own best run only)
-    columns = ["collection", "queryset", "model", "params", "counted_on", "qid", *CONSTRAINTS]
-    per_doc = pd.concat([pq.read_table(path, columns=[c for c in columns if c in pq.read_schema(path).names]).to_pandas()
-                         for path in args.violations], ignore_index=True)
+    # each run's violations per document per query, the files read a batch of rows at a time
+    violations = read_violations_per_document(args.violations)
     cells = pd.DataFrame(_json_argument(args.cells))
     evaluations = read_table_evaluations(cells, spec.select_by)
     analyzers = dict(zip(zip(cells["collection"], cells["queryset"]), cells["analyzer"])) if "analyzer" in cells else {}
     paper_models = json.loads(args.paper_models) if args.paper_models else None
-    table, correlations = violation_summary(per_doc, evaluations, spec, paper_models=paper_models, analyzers=analyzers)
+    table, correlations = run_violation_summary(violations, evaluations, spec, paper_models=paper_models,
+                                                analyzers=analyzers)
     claims = violation_claims(table, correlations, spec, fewest=args.fewest_violations, common_run=args.common_run)
     write_violation_tables(table, correlations, spec, args.table_dir, claims=claims, common_run=args.common_run)
     plot_violations(table, spec.select_by, spec.model_labels, Path(args.figure_dir) / "violations_vs_measure")
