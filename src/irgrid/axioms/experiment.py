@@ -38,7 +38,7 @@ from ..index import IndexReader
 from ..io import write_parquet, write_text
 from ..jobs.chunk import recompute_run
 from ..runs import read_run, read_topics
-from ..tables import CellAggregates, TableSpec, best_points, read_table_evaluations
+from ..tables import CellAggregates, TableSpec, best_points, point_means, read_table_evaluations
 from .counting import CONSTRAINTS, analyse_runs, summarise_violations
 
 #: ``counted_on`` of the per-document counts: the function's own best run, or the common run.
@@ -230,18 +230,7 @@ def run_violation_summary(
     own = violations[violations["counted_on"] == OWN].drop(columns="counted_on")
     common = (violations[violations["counted_on"] == COMMON].drop(columns="counted_on")
               .rename(columns=dict(zip(COUNT_COLUMNS, COMMON_COLUMNS))))
-    if isinstance(evaluations, CellAggregates):
-        if evaluations.measure != spec.select_by:
-            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {spec.select_by!r}")
-        means = evaluations.point_means().rename(columns={"value": spec.select_by})
-    else:
-        means = (
-            evaluations[evaluations["measure"] == spec.select_by]
-            .groupby(keys, sort=False)["value"]
-            .mean()
-            .rename(spec.select_by)
-            .reset_index()
-        )
+    means = point_means(evaluations, spec.select_by).rename(columns={"value": spec.select_by})
     table = own.merge(common, on=keys, how="left").merge(means, on=keys, how="left")
     paper = set(spec.models if paper_models is None else paper_models)
     table["paper_model"] = table["model"].isin(paper)

@@ -126,6 +126,20 @@ def _groupby_means(means: pd.DataFrame, rising: bool = True) -> np.ndarray:
     return (means["value"] if rising and not means["nan"].any() else means["compensated"]).to_numpy()
 
 
+def point_means(evaluations: pd.DataFrame | CellAggregates, measure: str) -> pd.DataFrame:
+    """collection, queryset, model, params, value: each cell's mean of ``measure``, from every per-query
+    row (a groupby in the rows' order) or from the cells' aggregates (:meth:`CellAggregates.point_means`,
+    the same means)."""
+    if isinstance(evaluations, CellAggregates):
+        if evaluations.measure != measure:
+            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {measure!r}")
+        return evaluations.point_means()
+    return (evaluations[evaluations["measure"] == measure]
+            .groupby(list(_CELL_COLUMNS), sort=False)["value"]
+            .mean()
+            .reset_index())
+
+
 def read_table_evaluations(cells: pd.DataFrame, measure: str, selection_values: bool = False
                            ) -> CellAggregates | pd.DataFrame:
     """What a table, figure or findings job reads of its cells: their aggregates

@@ -31,6 +31,7 @@ from matplotlib.layout_engine import PlaceHolderLayoutEngine  # noqa: E402
 
 from ..grid import decode_point  # noqa: E402
 from ..io import atomic_path  # noqa: E402
+from .aggregates import point_means  # noqa: E402
 
 FORMATS = ("svg", "png")
 DPI = 150  # of the PNG
@@ -96,7 +97,7 @@ def plot_method_bars(summary: pd.DataFrame, measure: str, models: list[str], lab
 
 def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
     """Mean ``measure`` per grid point, expanded to one row per (point, parameter, value)."""
-    means = _point_means(evaluations, measure)
+    means = point_means(evaluations, measure)
     rows = []
     for entry in means.itertuples(index=False):
         for parameter, value in decode_point(entry.params).items():
@@ -120,19 +121,6 @@ def sensitivity_curves(evaluations: pd.DataFrame, measure: str) -> pd.DataFrame:
         .reset_index()
         .sort_values(["collection", "queryset", "model", "parameter", "value"], kind="stable")
     )
-
-
-def _point_means(evaluations, measure: str) -> pd.DataFrame:
-    """collection, queryset, model, params, value: each grid point's mean of ``measure``, from every
-    per-query row or from cells' aggregates (irgrid.tables.CellAggregates, the same means)."""
-    if not isinstance(evaluations, pd.DataFrame):
-        if evaluations.measure != measure:
-            raise ValueError(f"the cells' aggregates are of {evaluations.measure!r}, not of {measure!r}")
-        return evaluations.point_means()
-    return (evaluations[evaluations["measure"] == measure]
-            .groupby(["collection", "queryset", "model", "params"], sort=False)["value"]
-            .mean()
-            .reset_index())
 
 
 def plot_sensitivity(evaluations: pd.DataFrame, measure: str, models: list[str], labels: dict[str, str],
