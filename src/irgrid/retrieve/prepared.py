@@ -203,9 +203,11 @@ class PreparedQuerySet(Sequence):
                      if weighting.document is not None else None)
             found = self._block_parts[key] = (parts, values, table, np.zeros(len(self), dtype=bool))
         parts, values, table, filled = found
+        if filled[first:last].all():
+            return parts, values
         missing = np.flatnonzero(~filled[first:last]) + first
         # each run of consecutive queries not filled yet: one call a run
-        for run in np.split(missing, np.flatnonzero(np.diff(missing) > 1) + 1) if len(missing) else []:
+        for run in np.split(missing, np.flatnonzero(np.diff(missing) > 1) + 1):
             lo, hi = int(run[0]), int(run[-1]) + 1
             if not weighting.reads_length:
                 term_lo, term_hi = self.query_term_offsets[lo], self.query_term_offsets[hi]
