@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -394,16 +395,22 @@ def test_query_blocks_hold_consecutive_queries_within_the_budget():
 
 
 @settings(max_examples=200, deadline=None)
-@given(queries=st.lists(st.lists(st.sets(st.integers(0, 30), max_size=12), max_size=5), max_size=6))
-def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries):
-    # reference: a dict per query, its documents numbered in order of first occurrence in its postings
+@given(queries=st.lists(st.lists(st.sets(st.integers(0, 30), max_size=12), max_size=5), max_size=6),
+       populated=st.booleans())
+def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
+    # reference: a dict per query, its documents numbered in order of first occurrence in its postings;
+    # populated: every output array mapped by populated_empty, however small
+    from unittest import mock
+
+    from irgrid.retrieve import pages
     from irgrid.retrieve.ranking import candidate_slots
 
     terms = [sorted(postings) for query in queries for postings in query]
     docids = np.array([d for postings in terms for d in postings], dtype=np.int32)
     term_offsets = np.concatenate([[0], np.cumsum([len(p) for p in terms])]).astype(np.int64)
     query_term_offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
-    candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
+    with mock.patch.object(pages, "POPULATED_BYTES", 0 if populated else pages.POPULATED_BYTES):
+        candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
     expected_candidates, expected_offsets, expected_slots = [], [0], []
     for query in queries:
         slot_of: dict[int, int] = {}
@@ -440,3 +447,19 @@ def test_queries_ranked_one_at_a_time_first_rank_as_the_whole_set(docs, texts, f
     got = scorer.top(model, prepared, point, depth)
     for got_array, expected_array in zip(got, expected):
         assert got_array.tolist() == expected_array.tolist()
+
+
+@pytest.mark.parametrize("length", [0, 1, 1000, (1 << 22) // 8 + 1])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
+    from unittest import mock
+
+    from irgrid.retrieve import pages
+
+    values = np.random.default_rng(length).integers(-1000, 1000, length).astype(dtype)
+    for threshold in (0, pages.POPULATED_BYTES):
+        with mock.patch.object(pages, "POPULATED_BYTES", threshold):
+            array = pages.populated_empty(length, dtype)
+        assert array.shape == (length,) and array.dtype == np.dtype(dtype) and array.flags.writeable
+        array[:] = values
+        assert np.array_equal(array, values)
