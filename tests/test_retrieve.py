@@ -428,10 +428,21 @@ def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documen
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=documents, texts=queries, family=st.sampled_from(FUSED_FAMILIES), depth=st.integers(1, 20),
-       mu=st.sampled_from([1.0, 50.0, 2000.0]), order=st.randoms(use_true_random=False))
-def test_queries_ranked_one_at_a_time_first_rank_as_the_whole_set(docs, texts, family, depth, mu, order):
-    # a block's parts are made for the queries asked for (PreparedQuerySet.block_parts): queries
-    # ranked one at a time in any order, then the whole set, must rank as a fresh set ranked whole
+       mu=st.sampled_from([1.0, 50.0, 2000.0]), order=st.randoms(use_true_random=False),
+       ahead=st.sampled_from([0, 3, 1 << 20]))
+def test_queries_ranked_one_at_a_time_first_rank_as_the_whole_set(docs, texts, family, depth, mu, order, ahead):
+    # a block's parts are made for the queries asked for and those up to `ahead` postings after
+    # (PreparedQuerySet.block_parts): queries ranked one at a time in any order, then the whole set,
+    # must rank as a fresh set ranked whole
+    from unittest import mock
+
+    from irgrid.retrieve import prepared as prepared_module
+
+    with mock.patch.object(prepared_module, "BLOCK_PARTS_POSTINGS", ahead):
+        _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order)
+
+
+def _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order):
     scorer = Scorer(TinyIndex({f"d{n:03d}": doc for n, doc in enumerate(docs)}))
     topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
     model = get_model(family)
