@@ -7,6 +7,8 @@ The batch path must give the same runs to the last bit, for every model.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -15,7 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irgrid.models import MODEL_FAMILIES, get_model
-from irgrid.retrieve import PreparedQuerySet, Scorer
+from irgrid.retrieve import PreparedQuerySet, Scorer, pages
+from irgrid.retrieve import prepared as prepared_module
+from irgrid.retrieve.ranking import candidate_slots
 from irgrid.runs import read_run, write_run
 from tiny_index import TinyIndex
 
@@ -400,10 +404,6 @@ def test_query_blocks_hold_consecutive_queries_within_the_budget():
 def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
     # reference: a dict per query, its documents numbered in order of first occurrence in its postings;
     # populated: every output array mapped by populated_empty, however small
-    from unittest import mock
-
-    from irgrid.retrieve import pages
-    from irgrid.retrieve.ranking import candidate_slots
 
     terms = [sorted(postings) for query in queries for postings in query]
     docids = np.array([d for postings in terms for d in postings], dtype=np.int32)
@@ -434,10 +434,6 @@ def test_queries_ranked_one_at_a_time_first_rank_as_the_whole_set(docs, texts, f
     # a block's parts are made for the queries asked for and those up to `ahead` postings after
     # (PreparedQuerySet.block_parts): queries ranked one at a time in any order, then the whole set,
     # must rank as a fresh set ranked whole
-    from unittest import mock
-
-    from irgrid.retrieve import prepared as prepared_module
-
     with mock.patch.object(prepared_module, "BLOCK_PARTS_POSTINGS", ahead):
         _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order)
 
@@ -463,10 +459,6 @@ def _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order):
 @pytest.mark.parametrize("length", [0, 1, 1000, (1 << 22) // 8 + 1])
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
 def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
-    from unittest import mock
-
-    from irgrid.retrieve import pages
-
     values = np.random.default_rng(length).integers(-1000, 1000, length).astype(dtype)
     for threshold in (0, pages.POPULATED_BYTES):
         with mock.patch.object(pages, "POPULATED_BYTES", threshold):
