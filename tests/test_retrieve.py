@@ -404,7 +404,6 @@ def test_query_blocks_hold_consecutive_queries_within_the_budget():
 def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
     # reference: a dict per query, its documents numbered in order of first occurrence in its postings;
     # populated: every output array mapped by populated_empty, however small
-
     terms = [sorted(postings) for query in queries for postings in query]
     docids = np.array([d for postings in terms for d in postings], dtype=np.int32)
     term_offsets = np.concatenate([[0], np.cumsum([len(p) for p in terms])]).astype(np.int64)
