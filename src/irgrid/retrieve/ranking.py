@@ -80,8 +80,8 @@ def best_positions(scores, depth):
     """Positions of a superset of the ``depth`` best scores: every score >= some threshold.
 
     The threshold is a high quantile of a strided sample of ``SAMPLE_SIZE``
-    scores, chosen so that about 1.5 ``depth`` scores reach it; one
-    branch-free pass collects them.  When fewer than ``depth`` reach it (an
+    scores, chosen so that about 1.5 ``depth`` scores reach it (:func:`_sample_threshold`); one
+    pass collects them (:func:`_collect_reaching`).  When fewer than ``depth`` reach it (an
     unlucky sample), or the segment is short, the threshold is the depth-th
     largest score itself (a selection over all scores).  Every score tied with the
     depth-th largest is always included, so the docno tie-break can be exact.
