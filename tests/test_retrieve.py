@@ -353,6 +353,69 @@ def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, sub
         assert order.tolist() == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(bases=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+                      min_size=1, max_size=6),
+       picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=2500),
+       depth=st.integers(1, 3000), seed=st.integers(0, 10**6), subset=st.booleans())
+def test_write_by_candidate_ranks_is_the_head_of_a_lexsort(bases, picks, depth, seed, subset):
+    """A grid's ranking of the collected items (ranks read with the items): the head of
+    np.lexsort((rank, -score)) of the same items, with many ties, scores a few ulps apart and a
+    depth that may pass the items."""
+    from irgrid.retrieve.ranking import _write_by_candidate_ranks
+
+    values = []
+    for base, ulps in picks:
+        value = bases[base % len(bases)]
+        for _ in range(ulps):
+            value = np.nextafter(value, np.inf)
+        values.append(value)
+    scores = np.array(values, dtype=np.float64)
+    n = len(scores)
+    rng = np.random.default_rng(seed)
+    candidates = rng.permutation(n).astype(np.int32) + 7
+    candidate_ranks = rng.permutation(n).astype(np.int32)
+    positions = np.flatnonzero(rng.random(n) < 0.7) if subset else np.arange(n)
+    expected = positions[np.lexsort((candidate_ranks[positions], -scores[positions]))][:depth]
+    out_docids = np.full(len(expected) + 2, -1, dtype=np.int32)
+    out_scores = np.full(len(expected) + 2, np.nan)
+    _write_by_candidate_ranks(scores, positions.astype(np.int64), candidates, candidate_ranks, depth, out_docids,
+                              out_scores, 1)
+    assert out_docids[1:-1].tolist() == candidates[expected].tolist()
+    assert out_scores[1:-1].view(np.int64).tolist() == scores[expected].view(np.int64).tolist()
+    assert out_docids[0] == -1 and out_docids[-1] == -1  # nothing written outside its rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(levels=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
+                       max_size=40),
+       n=st.integers(1, 700), seed=st.integers(0, 10**6))
+def test_collect_reaching_is_flatnonzero(levels, n, seed):
+    # words of 64 scores and the tail after the last whole word; the threshold one of the scores (ties)
+    from irgrid.retrieve.ranking import _collect_reaching
+
+    rng = np.random.default_rng(seed)
+    scores = np.array(levels, dtype=np.float64)[rng.integers(0, len(levels), n)]
+    threshold = scores[rng.integers(0, n)]
+    work = np.full(n + 1, -1, dtype=np.int64)
+    count = _collect_reaching(scores, threshold, work)
+    assert work[:count].tolist() == np.flatnonzero(scores >= threshold).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
+                       max_size=20_000),
+       depth=st.integers(1, 1200))
+def test_sample_threshold_is_the_selection_over_the_strided_sample(values, depth):
+    from irgrid.retrieve.ranking import SAMPLE_SIZE, _sample_threshold
+
+    scores = np.array(values, dtype=np.float64)
+    n = len(scores)
+    sample = scores[::max(1, n // SAMPLE_SIZE)][:SAMPLE_SIZE]
+    above = min(int(1.5 * depth * len(sample) / n), len(sample) - 1)
+    assert _sample_threshold(scores, depth) == np.sort(sample)[::-1][above]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=documents, texts=queries, family=st.sampled_from(BLOCK_FAMILIES + ["piv", "fdm"]),
        depth=st.integers(1, 20), seed=st.integers(0, 10**6), budget=st.integers(0, 12), rows=st.integers(0, 40),

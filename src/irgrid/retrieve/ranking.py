@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..models.parts.base import posting_part
 from .pages import populated_empty
@@ -104,8 +105,8 @@ def best_positions(scores, depth):
     """Positions of a superset of the ``depth`` best scores: every score >= some threshold.
 
     The threshold is a high quantile of a strided sample of ``SAMPLE_SIZE``
-    scores, chosen so that about 1.5 ``depth`` scores reach it; one
-    branch-free pass collects them.  When fewer than ``depth`` reach it (an
+    scores, chosen so that about 1.5 ``depth`` scores reach it (:func:`_sample_threshold`); one
+    pass collects them (:func:`_collect_reaching`).  When fewer than ``depth`` reach it (an
     unlucky sample), or the segment is short, the threshold is the depth-th
     largest score itself (a selection over all scores).  Every score tied with the
     depth-th largest is always included, so the docno tie-break can be exact.
@@ -122,24 +123,65 @@ def _best_positions(scores, depth, work):
             work[c] = c
         return work[:n]
     if n > SAMPLE_WHEN_LONGER * depth:
-        sample = scores[::max(1, n // SAMPLE_SIZE)][:SAMPLE_SIZE].copy()
-        size = len(sample)
-        above_in_sample = min(int(1.5 * depth * size / n), size - 1)
-        # the sample's (size - 1 - above)-th smallest: a selection, the value a full sort puts there
-        k = size - 1 - above_in_sample
-        threshold = np.partition(sample, k)[k]
-        count = 0
-        for c in range(n):  # written always, kept when it reaches the threshold: no branch to mispredict
-            work[count] = c
-            count += scores[c] >= threshold
+        count = _collect_reaching(scores, _sample_threshold(scores, depth), work)
         if count >= depth:
             return work[:count]
-    threshold = kth_largest(scores, depth)
+    return work[:_collect_reaching(scores, kth_largest(scores, depth), work)]
+
+
+@njit(cache=True, nogil=True)
+def _sample_threshold(scores, depth):
+    """The sampled threshold of :func:`best_positions`: of a strided sample of ``SAMPLE_SIZE`` scores
+    (``scores[::n // SAMPLE_SIZE][:SAMPLE_SIZE]``), the (a + 1)-th largest, ``a`` the sample's share of
+    1.5 ``depth``.
+
+    The value a selection over the sample gives, found by a sorted buffer of the a + 1 largest
+    sampled scores: a is a few dozen, and past the first few sampled scores most are below the
+    buffer's least, one comparison each; a selection (``np.partition``) of a copy of the sample cost
+    more (benchmarks/HISTORY.md).
+    """
+    n = len(scores)
+    step = max(1, n // SAMPLE_SIZE)
+    size = min(SAMPLE_SIZE, (n + step - 1) // step)
+    kept = min(int(1.5 * depth * size / n), size - 1) + 1
+    largest = np.empty(kept, np.float64)  # ascending: largest[0] is the least kept
+    for i in range(kept):
+        largest[i] = scores[i * step]
+    largest.sort()
+    for i in range(kept, size):
+        value = scores[i * step]
+        if value > largest[0]:
+            j = 1
+            while j < kept and largest[j] < value:
+                largest[j - 1] = largest[j]
+                j += 1
+            largest[j - 1] = value
+    return largest[0]
+
+
+@njit(cache=True, nogil=True)
+def _collect_reaching(scores, threshold, work):
+    """The positions of the scores >= ``threshold``, ascending, into ``work``: their count.
+
+    A word of 64 comparisons at a time (SIMD compares, no branch), then a write per set bit found
+    by its trailing zeros: most words hold a few of the ~1.5 ``depth`` positions a sampled threshold
+    keeps, so this costs less than a branch-free write of every position (benchmarks/HISTORY.md).
+    """
+    n = len(scores)
     count = 0
-    for c in range(n):
+    whole = n - n % 64
+    for start in range(0, whole, 64):
+        reaching = np.uint64(0)
+        for i in range(64):
+            reaching |= np.uint64(scores[start + i] >= threshold) << np.uint64(i)
+        while reaching:
+            work[count] = start + trailing_zeros(reaching)
+            count += 1
+            reaching &= reaching - np.uint64(1)
+    for c in range(whole, n):
         work[count] = c
         count += scores[c] >= threshold
-    return work[:count]
+    return count
 
 
 #: more items than this many times the depth, collected by a threshold, are cut at the depth-th before the sort
@@ -307,6 +349,64 @@ def _insert_by_candidate_ranks(order, item_scores, candidate_ranks):
 
 
 @njit(cache=True, nogil=True)
+def _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, depth, out_docids, out_scores, out_at):
+    """The first ``min(depth, len(positions))`` of ``positions`` in the order of
+    :func:`sort_by_score_then_docno` (ties by ``candidate_ranks``), their docids and scores into
+    ``out_*[out_at:]``.
+
+    The same keys and passes as :func:`sort_by_score_then_docno`, but each collected item's rank and
+    docid are read in the pass that makes the keys, where the positions ascend (``candidate_ranks``
+    and ``candidates`` read in order), and travel with the item: neither the insertion pass's
+    ties nor the output then read the query's arrays at random (benchmarks/HISTORY.md).
+    """
+    m = len(positions)
+    shift = 1
+    while (1 << shift) < m:
+        shift += 1
+    low = (1 << shift) - 1
+    bits = scores.view(np.int64)
+    keys = np.empty(m, np.int64)
+    ranks = np.empty(m, np.int32)
+    docids = np.empty(m, np.int32)
+    for i in range(m):
+        position = positions[i]
+        key = bits[position] ^ _SIGN
+        if key < 0:
+            key ^= _MAGNITUDE
+        keys[i] = (key & ~low) | i
+        ranks[i] = candidate_ranks[position]
+        docids[i] = candidates[position]
+    keys = _prefix_sorted_keys(keys, shift)
+    order = np.empty(m, np.int32)  # the items' docids, in order
+    item_scores = np.empty(m, np.float64)
+    item_ranks = np.empty(m, np.int32)
+    for i in range(m):
+        item = keys[i] & low
+        order[i] = docids[item]
+        item_scores[i] = scores[positions[item]]
+        item_ranks[i] = ranks[item]
+    _insert_with_ranks(order, item_scores, item_ranks)
+    for r in range(min(depth, m)):
+        out_docids[out_at + r] = order[r]
+        out_scores[out_at + r] = item_scores[r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert_with_ranks(order, item_scores, item_ranks):
+    """The exact insertion pass of :func:`_write_by_candidate_ranks`: each item's rank beside its score."""
+    for a in range(1, len(order)):
+        score = item_scores[a]
+        b = a - 1
+        if item_scores[b] > score:  # in place already: the usual case
+            continue
+        item, rank = order[a], item_ranks[a]
+        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and item_ranks[b] > rank)):
+            order[b + 1], item_scores[b + 1], item_ranks[b + 1] = order[b], item_scores[b], item_ranks[b]
+            b -= 1
+        order[b + 1], item_scores[b + 1], item_ranks[b + 1] = item, score, rank
+
+
+@njit(cache=True, nogil=True)
 def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores, out_at, work, candidate_ranks):
     """The ``min(depth, n)`` best of ``scores`` (candidates ``candidates``) into ``out_*[out_at:]``.
 
@@ -316,6 +416,9 @@ def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores,
     (:func:`sort_by_score_then_docno`).
     """
     positions = _at_depth(scores, _best_positions(scores, depth, work), depth)
+    if len(candidate_ranks):
+        _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, depth, out_docids, out_scores, out_at)
+        return
     order = sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks)
     for r in range(min(depth, len(scores))):
         out_docids[out_at + r] = candidates[order[r]]
