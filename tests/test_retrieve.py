@@ -461,18 +461,17 @@ def test_query_blocks_hold_consecutive_queries_within_the_budget():
     assert query_blocks(index, topics, budget=15)[0] is topics
 
 
-@settings(max_examples=200, deadline=None)
-@given(queries=st.lists(st.lists(st.sets(st.integers(0, 30), max_size=12), max_size=5), max_size=6),
-       populated=st.booleans())
-def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
-    # reference: a dict per query, its documents numbered in order of first occurrence in its postings;
-    # populated: every output array mapped by populated_empty, however small
+def flat_query_set(queries):
+    """docids, term_offsets, query_term_offsets of queries (each a list of its terms' document sets)."""
     terms = [sorted(postings) for query in queries for postings in query]
     docids = np.array([d for postings in terms for d in postings], dtype=np.int32)
     term_offsets = np.concatenate([[0], np.cumsum([len(p) for p in terms])]).astype(np.int64)
     query_term_offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
-    with mock.patch.object(pages, "POPULATED_BYTES", 0 if populated else pages.POPULATED_BYTES):
-        candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
+    return docids, term_offsets, query_term_offsets
+
+
+def first_occurrence_numbering(queries):
+    """The reference: a dict per query, its documents numbered in order of first occurrence in its postings."""
     expected_candidates, expected_offsets, expected_slots = [], [0], []
     for query in queries:
         slot_of: dict[int, int] = {}
@@ -483,6 +482,37 @@ def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documen
                     expected_candidates.append(d)
                 expected_slots.append(slot_of[d])
         expected_offsets.append(len(expected_candidates))
+    return expected_candidates, expected_offsets, expected_slots
+
+
+@settings(max_examples=200, deadline=None)
+@given(queries=st.lists(st.lists(st.sets(st.integers(0, 30), max_size=12), max_size=5), max_size=6),
+       populated=st.booleans())
+def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
+    # populated: every output array mapped by populated_empty, however small
+    docids, term_offsets, query_term_offsets = flat_query_set(queries)
+    with mock.patch.object(pages, "POPULATED_BYTES", 0 if populated else pages.POPULATED_BYTES):
+        candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
+    expected_candidates, expected_offsets, expected_slots = first_occurrence_numbering(queries)
+    assert candidates.tolist() == expected_candidates
+    assert candidate_offsets.tolist() == expected_offsets
+    assert slots.tolist() == expected_slots
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), num_docs=st.integers(1, 140),
+       pool=st.lists(st.lists(st.sets(st.integers(0, 7), max_size=8), min_size=1, max_size=9), min_size=1, max_size=3))
+def test_candidate_slots_with_shared_documents_repeated_queries_and_the_map_full(data, num_docs, pool):
+    # documents shared by many terms (a few of them, 8 in all, mostly near the map's end), the same
+    # query several times in a row and apart, and documents up to num_docs - 1 (any size of map,
+    # 64-multiple or not); the reference is the dict numbering above
+    top = num_docs - 1
+    pool = [[{max(0, top - d) if d % 2 else min(top, d) for d in postings} for postings in query] for query in pool]
+    order = data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=8))
+    queries = [pool[k] for k in order]
+    docids, term_offsets, query_term_offsets = flat_query_set(queries)
+    candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, num_docs)
+    expected_candidates, expected_offsets, expected_slots = first_occurrence_numbering(queries)
     assert candidates.tolist() == expected_candidates
     assert candidate_offsets.tolist() == expected_offsets
     assert slots.tolist() == expected_slots

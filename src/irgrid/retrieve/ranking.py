@@ -49,34 +49,39 @@ def _candidate_slots_into(docids, term_offsets, query_term_offsets, num_docs, sl
     below the query's first slot is an earlier query's, so the map is never reset (a second random
     access a candidate). A term's postings are distinct documents, so the query's first term's are
     all new candidates (no lookup), and its last term's are never looked up again (no map write).
+    Every index is unsigned (postings, slots, docids below num_docs): numba wraps a negative signed
+    index around the array's end, a compare and select at each access that cost the loop as much as
+    the map's random accesses.
     """
     num_queries = len(query_term_offsets) - 1
     slot_of_doc = np.full(num_docs, -1, np.int32)
     candidate_offsets = np.zeros(num_queries + 1, np.int64)
-    n = 0
+    one = np.uint64(1)
+    n = np.uint64(0)
     for q in range(num_queries):
-        first = n
+        first = np.int32(n)
         first_term, end_term = query_term_offsets[q], query_term_offsets[q + 1]
         for i in range(first_term, end_term):
             remembered = i < end_term - 1
+            start, stop = np.uint64(term_offsets[i]), np.uint64(term_offsets[i + 1])
             if i == first_term:
-                for p in range(term_offsets[i], term_offsets[i + 1]):
-                    d = docids[p]
+                for p in range(start, stop):
+                    d = np.uint32(docids[p])
                     if remembered:
-                        slot_of_doc[d] = n
+                        slot_of_doc[d] = np.int32(n)
                     candidates[n] = d
-                    slots[p] = n
-                    n += 1
+                    slots[p] = np.int32(n)
+                    n += one
                 continue
-            for p in range(term_offsets[i], term_offsets[i + 1]):
-                d = docids[p]
+            for p in range(start, stop):
+                d = np.uint32(docids[p])
                 s = slot_of_doc[d]
                 if s < first:  # not among this query's candidates yet
-                    s = n
+                    s = np.int32(n)
                     if remembered:
-                        slot_of_doc[d] = n
+                        slot_of_doc[d] = s
                     candidates[n] = d
-                    n += 1
+                    n += one
                 slots[p] = s
         candidate_offsets[q + 1] = n
     return candidate_offsets
