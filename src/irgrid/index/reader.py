@@ -230,6 +230,8 @@ class IndexReader:
         pyarrow, which writes every row again."""
         from .pages import OK, read_rows  # deferred: numba (as in _postings_pages)
 
+        if docids.dtype != np.int32 or tfs.dtype != np.int32:  # the kernels are compiled (and cached) for int32
+            return False
         pages = self._postings_pages(bucket)
         groups, _ = _groups_of(pages.group_starts, starts, counts)
         status, _ = read_rows(pages, groups, starts, counts, dests, docids, tfs)
