@@ -15,7 +15,8 @@ each page only as far as its last row asked for, writing each row asked for wher
 The Parquet format (``parquet.thrift``, ``Encodings.md`` of apache/parquet-format) fixes the
 layout: a page is a Thrift compact-protocol ``PageHeader`` followed by its data, and the footer, a
 compact-protocol ``FileMetaData``, gives each row group's rows and where its column chunks are (read
-here too: pyarrow's parse of it builds more than the offsets). What this module does not know (a codec,
+here too, with :mod:`irgrid.index.thrift`: pyarrow's parse of it builds an object for every
+statistic of every chunk). What this module does not know (a codec,
 a nullable column, another encoding, a page type it does not read) it reports, and the caller reads
 that bucket with pyarrow instead (:meth:`irgrid.index.reader.IndexReader.postings_into`).
 """
@@ -28,214 +29,16 @@ import os
 import numpy as np
 from numba import njit
 
+from .thrift import BINARY, I32, I64, LIST, STRUCT, field_header, list_header, skip, struct_ints, uvarint, zigzag
+
 #: what :func:`read_rows` returns: the rows were written, or why they were not
 OK, UNSUPPORTED, MALFORMED = 0, 1, 2
 
-# Thrift compact protocol types (a field header's low nibble)
-_BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(1, 13)
 # parquet.thrift PageType and Encoding
 _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 1, 2, 3
 _PLAIN, _PLAIN_DICTIONARY, _DELTA_BINARY_PACKED, _RLE_DICTIONARY = 0, 2, 5, 8
 #: the values a run of dictionary indices or a PLAIN page is decoded in before they are placed
 _CHUNK_VALUES = 256
-
-
-# ------------------------------------------------------------------ Thrift compact protocol
-@njit(cache=True, nogil=True)
-def _uvarint(buf, p, end):
-    """A ULEB128 integer at ``p``: ``(value, next p)``; ``next p`` is -1 past ``end`` or beyond 64 bits."""
-    value = np.int64(0)
-    shift = 0
-    while p < end and shift < 64:
-        byte = np.int64(buf[p])
-        p += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, p
-        shift += 7
-    return value, -1
-
-
-@njit(cache=True, nogil=True)
-def _zigzag(value):
-    return (value >> 1) ^ -(value & 1)
-
-
-@njit(cache=True, nogil=True)
-def _skip_scalar(buf, p, end, kind, in_collection):
-    """Past a value of a non-container type; -1 if it runs past ``end`` or the type is unknown."""
-    if kind == _BOOL_TRUE or kind == _BOOL_FALSE:
-        # a struct field's boolean is its type; a list's takes a byte per element
-        return p + 1 if in_collection else p
-    if kind == _BYTE:
-        return p + 1
-    if kind == _I16 or kind == _I32 or kind == _I64:
-        return _uvarint(buf, p, end)[1]
-    if kind == _DOUBLE:
-        return p + 8
-    if kind == _BINARY:
-        length, p = _uvarint(buf, p, end)
-        return -1 if p < 0 or length < 0 else p + length
-    return -1
-
-
-@njit(cache=True, nogil=True)
-def _skip_scalars(buf, p, end):
-    """Past a list or set whose elements are not containers; -1 if it is not one, or malformed."""
-    if p >= end:
-        return -1
-    header = np.int64(buf[p])
-    p += 1
-    size, element = header >> 4, header & 0x0F
-    if size == 15:
-        size, p = _uvarint(buf, p, end)
-    if element >= _LIST:
-        return -1
-    for _ in range(size):
-        if p < 0:
-            return -1
-        p = _skip_scalar(buf, p, end, element, True)
-    return p
-
-
-@njit(cache=True, nogil=True)
-def _skip(buf, p, end, kind):
-    """Past a value of type ``kind``. The footer and page headers' values to skip are mostly scalars,
-    lists of scalars and structs of those (statistics): skipped here without the stack of
-    :func:`_skip_nested`, which takes an allocation a call."""
-    if kind < _LIST:
-        return _skip_scalar(buf, p, end, kind, False)
-    if kind == _LIST or kind == _SET:
-        after = _skip_scalars(buf, p, end)
-        return after if after >= 0 else _skip_nested(buf, p, end, kind)
-    if kind != _STRUCT:
-        return _skip_nested(buf, p, end, kind)
-    while True:  # a struct's fields, each skipped here or, if nested deeper, by _skip_nested
-        if p < 0 or p >= end:
-            return -1
-        header = np.int64(buf[p])
-        p += 1
-        if header == 0:
-            return p
-        if header >> 4 == 0:
-            _, p = _uvarint(buf, p, end)
-            if p < 0:
-                return -1
-        field_kind = header & 0x0F
-        if field_kind < _LIST:
-            p = _skip_scalar(buf, p, end, field_kind, False)
-        elif field_kind == _LIST or field_kind == _SET:
-            after = _skip_scalars(buf, p, end)
-            p = after if after >= 0 else _skip_nested(buf, p, end, field_kind)
-        else:
-            p = _skip_nested(buf, p, end, field_kind)
-
-
-@njit(cache=True, nogil=True)
-def _skip_nested(buf, p, end, kind):
-    """Past a value of type ``kind`` (nested structs, lists and maps walked with a stack of their own)."""
-    frame_kind = np.empty(64, np.int64)   # _STRUCT, _LIST or _MAP
-    frame_left = np.empty(64, np.int64)   # values left in a list, keys and values left in a map
-    frame_key = np.empty(64, np.int64)    # a list's element type, a map's key type
-    frame_value = np.empty(64, np.int64)  # a map's value type
-    depth = 0
-    in_collection = False
-    while True:
-        if p < 0 or p > end:
-            return -1
-        if kind == _STRUCT or kind == _LIST or kind == _SET or kind == _MAP:
-            if depth == 64:
-                return -1
-            frame_kind[depth] = _STRUCT if kind == _STRUCT else (_MAP if kind == _MAP else _LIST)
-            if kind == _LIST or kind == _SET:
-                if p >= end:
-                    return -1
-                header = np.int64(buf[p])
-                p += 1
-                size = header >> 4
-                if size == 15:
-                    size, p = _uvarint(buf, p, end)
-                    if p < 0:
-                        return -1
-                frame_left[depth] = size
-                frame_key[depth] = header & 0x0F
-            elif kind == _MAP:
-                size, p = _uvarint(buf, p, end)
-                if p < 0:
-                    return -1
-                frame_left[depth] = 2 * size
-                if size > 0:
-                    if p >= end:
-                        return -1
-                    frame_key[depth] = np.int64(buf[p]) >> 4
-                    frame_value[depth] = np.int64(buf[p]) & 0x0F
-                    p += 1
-            depth += 1
-        else:
-            p = _skip_scalar(buf, p, end, kind, in_collection)
-            if p < 0:
-                return -1
-        # the next value to skip, closing the containers done
-        found = False
-        while depth > 0 and not found:
-            top = depth - 1
-            if frame_kind[top] == _STRUCT:
-                if p >= end:
-                    return -1
-                header = np.int64(buf[p])
-                p += 1
-                if header == 0:  # STOP
-                    depth -= 1
-                    continue
-                if header >> 4 == 0:  # the field id follows as a zigzag varint
-                    _, p = _uvarint(buf, p, end)
-                    if p < 0:
-                        return -1
-                kind = header & 0x0F
-                in_collection = False
-                found = True
-            elif frame_left[top] == 0:
-                depth -= 1
-            else:
-                frame_left[top] -= 1
-                if frame_kind[top] == _LIST:
-                    kind = frame_key[top]
-                else:  # a map: key, value, key, value ...
-                    kind = frame_value[top] if frame_left[top] % 2 == 0 else frame_key[top]
-                in_collection = True
-                found = True
-        if not found:
-            return p
-
-
-@njit(cache=True, nogil=True)
-def _struct_ints(buf, p, end, values):
-    """Read a struct, keeping its integer and boolean fields ``1 .. len(values) - 1`` in ``values``
-    (others skipped); the position past it, -1 if malformed."""
-    field = 0
-    while True:
-        if p < 0 or p >= end:
-            return -1
-        header = np.int64(buf[p])
-        p += 1
-        if header == 0:
-            return p
-        kind = header & 0x0F
-        if header >> 4:
-            field += header >> 4
-        else:
-            raw, p = _uvarint(buf, p, end)
-            if p < 0:
-                return -1
-            field = _zigzag(raw)
-        if kind == _BOOL_TRUE or kind == _BOOL_FALSE:
-            if 0 < field < len(values):
-                values[field] = 1 if kind == _BOOL_TRUE else 0
-        elif (kind == _I32 or kind == _I64 or kind == _I16) and 0 < field < len(values):
-            raw, p = _uvarint(buf, p, end)
-            values[field] = _zigzag(raw)
-        else:
-            p = _skip(buf, p, end, kind)
 
 
 #: fields of the page header kept by _page_header, by index
@@ -265,30 +68,30 @@ def _page_header(buf, p, end, out):
         if header >> 4:
             field += header >> 4
         else:
-            raw, p = _uvarint(buf, p, end)
+            raw, p = uvarint(buf, p, end)
             if p < 0:
                 return -1
-            field = _zigzag(raw)
-        if kind == _I32 and (field == 1 or field == 3):  # type, compressed_page_size
-            raw, p = _uvarint(buf, p, end)
-            out[_TYPE if field == 1 else _COMPRESSED_SIZE] = _zigzag(raw)
-        elif kind == _STRUCT and (field == 5 or field == 7):  # DataPageHeader, DictionaryPageHeader
+            field = zigzag(raw)
+        if kind == I32 and (field == 1 or field == 3):  # type, compressed_page_size
+            raw, p = uvarint(buf, p, end)
+            out[_TYPE if field == 1 else _COMPRESSED_SIZE] = zigzag(raw)
+        elif kind == STRUCT and (field == 5 or field == 7):  # DataPageHeader, DictionaryPageHeader
             nested[:] = -1
-            p = _struct_ints(buf, p, end, nested[:3])  # 1 num_values, 2 encoding
+            p = struct_ints(buf, p, end, nested[:3])  # 1 num_values, 2 encoding
             out[_NUM_VALUES] = nested[1]
             out[_ENCODING] = nested[2]
-        elif kind == _STRUCT and field == 8:  # DataPageHeaderV2
+        elif kind == STRUCT and field == 8:  # DataPageHeaderV2
             nested[:] = -1
             nested[7] = 1
             # 1 num_values, 2 num_nulls, 3 num_rows, 4 encoding, 5 and 6 level bytes, 7 is_compressed
-            p = _struct_ints(buf, p, end, nested)
+            p = struct_ints(buf, p, end, nested)
             out[_NUM_VALUES] = nested[1]
             out[_NUM_NULLS] = nested[2]
             out[_ENCODING] = nested[4]
             out[_LEVELS_BYTES] = nested[5] + nested[6]
             out[_IS_COMPRESSED] = nested[7]
         else:
-            p = _skip(buf, p, end, kind)
+            p = skip(buf, p, end, kind)
 
 
 # ------------------------------------------------------------------ placing decoded rows
@@ -347,16 +150,16 @@ def _delta_page(buf, p, end, first_row, num_values, wanted_end, starts, ends, de
     """A DELTA_BINARY_PACKED page's values from its first row to ``wanted_end``, placed.
 
     Returns (status, rows decoded)."""
-    block_size, p = _uvarint(buf, p, end)
+    block_size, p = uvarint(buf, p, end)
     if p < 0:
         return MALFORMED, 0
-    miniblocks, p = _uvarint(buf, p, end)
+    miniblocks, p = uvarint(buf, p, end)
     if p < 0:
         return MALFORMED, 0
-    total, p = _uvarint(buf, p, end)
+    total, p = uvarint(buf, p, end)
     if p < 0:
         return MALFORMED, 0
-    raw, p = _uvarint(buf, p, end)
+    raw, p = uvarint(buf, p, end)
     if p < 0:
         return MALFORMED, 0
     if (block_size <= 0 or block_size % 128 or miniblocks <= 0 or block_size % miniblocks
@@ -365,17 +168,17 @@ def _delta_page(buf, p, end, first_row, num_values, wanted_end, starts, ends, de
     per_miniblock = block_size // miniblocks
     values = np.empty(per_miniblock, np.int32)
     # the arithmetic wraps in 32 bits (Encodings.md): the low 32 bits of an int64 sum are the same
-    value = _zigzag(raw)
+    value = zigzag(raw)
     values[0] = np.int32(value)
     current = _place(values, first_row, 1, starts, ends, dests, current, last, out)
     row = first_row + 1
     left = total - 1
     stop = min(first_row + num_values, wanted_end)
     while left > 0 and row < stop:
-        raw, p = _uvarint(buf, p, end)
+        raw, p = uvarint(buf, p, end)
         if p < 0 or p + miniblocks > end:
             return MALFORMED, row - first_row
-        min_delta = _zigzag(raw)
+        min_delta = zigzag(raw)
         widths = p
         p += miniblocks
         for m in range(miniblocks):
@@ -414,7 +217,7 @@ def _dictionary_page(buf, p, end, first_row, num_values, wanted_end, dictionary,
     row = first_row
     stop = min(first_row + num_values, wanted_end)
     while row < stop:
-        header, p = _uvarint(buf, p, end)
+        header, p = uvarint(buf, p, end)
         if p < 0:
             return MALFORMED
         current, wanted = _next_wanted(row, starts, ends, current, last)
@@ -583,51 +386,23 @@ _MAX_SCHEMA = 8
 
 
 @njit(cache=True, nogil=True)
-def _list_header(buf, p, end):
-    """A compact-protocol list header at ``p``: (size, element type, next p); next p is -1 if malformed."""
-    if p >= end:
-        return 0, 0, -1
-    header = np.int64(buf[p])
-    p += 1
-    size = header >> 4
-    if size == 15:
-        size, p = _uvarint(buf, p, end)
-    return size, header & 0x0F, p
-
-
-@njit(cache=True, nogil=True)
-def _field_header(buf, p, end, field):
-    """A struct's next field header: (field id, type, next p); type 0 is the struct's end, next p -1 malformed."""
-    if p < 0 or p >= end:
-        return field, 0, -1
-    header = np.int64(buf[p])
-    p += 1
-    if header == 0:
-        return field, 0, p
-    if header >> 4:
-        return field + (header >> 4), header & 0x0F, p
-    raw, p = _uvarint(buf, p, end)
-    return _zigzag(raw), header & 0x0F, p
-
-
-@njit(cache=True, nogil=True)
 def _schema_element(buf, p, end, row):
     """A ``SchemaElement``: its type, repetition, children and name's place into ``row``."""
     field = 0
     while True:
-        field, kind, p = _field_header(buf, p, end, field)
+        field, kind, p = field_header(buf, p, end, field)
         if p < 0 or kind == 0:
             return p
-        if kind == _I32 and (field == 1 or field == 3 or field == 5):  # type, repetition_type, num_children
-            raw, p = _uvarint(buf, p, end)
-            row[_SCHEMA_TYPE if field == 1 else (_SCHEMA_REPETITION if field == 3 else _SCHEMA_CHILDREN)] = _zigzag(raw)
-        elif kind == _BINARY and field == 4:  # name
-            length, p = _uvarint(buf, p, end)
+        if kind == I32 and (field == 1 or field == 3 or field == 5):  # type, repetition_type, num_children
+            raw, p = uvarint(buf, p, end)
+            row[_SCHEMA_TYPE if field == 1 else (_SCHEMA_REPETITION if field == 3 else _SCHEMA_CHILDREN)] = zigzag(raw)
+        elif kind == BINARY and field == 4:  # name
+            length, p = uvarint(buf, p, end)
             row[_SCHEMA_NAME_AT] = p
             row[_SCHEMA_NAME_LENGTH] = length
             p = p + length if p >= 0 else -1
         else:
-            p = _skip(buf, p, end, kind)
+            p = skip(buf, p, end, kind)
 
 
 @njit(cache=True, nogil=True)
@@ -639,17 +414,17 @@ def _column_chunk_meta(buf, p, end, group_rows, bounds, column, meta):
     usable = True
     field = 0
     while True:
-        field, kind, p = _field_header(buf, p, end, field)
+        field, kind, p = field_header(buf, p, end, field)
         if p < 0:
             return -1
         if kind == 0:
             break
-        if field == 3 and kind == _STRUCT:  # ColumnMetaData
-            p = _struct_ints(buf, p, end, meta)
+        if field == 3 and kind == STRUCT:  # ColumnMetaData
+            p = struct_ints(buf, p, end, meta)
         else:
             if field == 1 or field == 8 or field == 9:  # file_path, crypto_metadata, encrypted_column_metadata
                 usable = False
-            p = _skip(buf, p, end, kind)
+            p = skip(buf, p, end, kind)
     # ColumnMetaData: 4 codec, 5 num_values, 7 total_compressed_size, 9 data_page_offset, 11 dictionary_page_offset
     start = meta[11] if 0 < meta[11] < meta[9] else meta[9]
     if not usable or meta[4] != 0 or meta[5] != group_rows or meta[7] <= 0 or start <= 0:
@@ -681,23 +456,23 @@ def _footer(buf):
     num_schema = 0
     field = 0
     while True:
-        field, kind, p = _field_header(buf, p, end, field)
+        field, kind, p = field_header(buf, p, end, field)
         if p < 0:
             return MALFORMED, schema[:0], group_rows, bounds
         if kind == 0:
             break
-        if field == 2 and kind == _LIST:  # schema
-            size, element, p = _list_header(buf, p, end)
-            if p < 0 or element != _STRUCT or size > _MAX_SCHEMA:
+        if field == 2 and kind == LIST:  # schema
+            size, element, p = list_header(buf, p, end)
+            if p < 0 or element != STRUCT or size > _MAX_SCHEMA:
                 return UNSUPPORTED, schema[:0], group_rows, bounds
             for i in range(size):
                 p = _schema_element(buf, p, end, schema[i])
                 if p < 0:
                     return MALFORMED, schema[:0], group_rows, bounds
             num_schema = size
-        elif field == 4 and kind == _LIST:  # row_groups
-            size, element, p = _list_header(buf, p, end)
-            if p < 0 or element != _STRUCT:
+        elif field == 4 and kind == LIST:  # row_groups
+            size, element, p = list_header(buf, p, end)
+            if p < 0 or element != STRUCT:
                 return MALFORMED, schema[:0], group_rows, bounds
             group_rows = np.full(size, -1, np.int64)
             bounds = np.full((size, 4), -2, np.int64)
@@ -708,22 +483,22 @@ def _footer(buf):
                 columns_at = -1
                 group_field = 0
                 while True:
-                    group_field, kind, p = _field_header(buf, p, end, group_field)
+                    group_field, kind, p = field_header(buf, p, end, group_field)
                     if p < 0:
                         return MALFORMED, schema[:0], group_rows, bounds
                     if kind == 0:
                         break
-                    if group_field == 1 and kind == _LIST:
+                    if group_field == 1 and kind == LIST:
                         columns_at = p
-                    if group_field == 3 and kind == _I64:
-                        raw, p = _uvarint(buf, p, end)
-                        group_rows[g] = _zigzag(raw)
+                    if group_field == 3 and kind == I64:
+                        raw, p = uvarint(buf, p, end)
+                        group_rows[g] = zigzag(raw)
                     else:
-                        p = _skip(buf, p, end, kind)
+                        p = skip(buf, p, end, kind)
                 if columns_at < 0 or group_rows[g] < 0:
                     return MALFORMED, schema[:0], group_rows, bounds
-                columns, element, q = _list_header(buf, columns_at, end)
-                if q < 0 or element != _STRUCT or columns != 2:
+                columns, element, q = list_header(buf, columns_at, end)
+                if q < 0 or element != STRUCT or columns != 2:
                     return UNSUPPORTED, schema[:0], group_rows, bounds
                 for c in range(2):
                     q = _column_chunk_meta(buf, q, end, group_rows[g], bounds[g], c, meta)
@@ -732,7 +507,7 @@ def _footer(buf):
         elif field == 8:  # encryption_algorithm: a plaintext footer of encrypted columns
             return UNSUPPORTED, schema[:0], group_rows, bounds
         else:
-            p = _skip(buf, p, end, kind)
+            p = skip(buf, p, end, kind)
     return OK, schema[:num_schema], group_rows, bounds
 
 
