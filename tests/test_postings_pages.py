@@ -244,3 +244,26 @@ def test_a_bucket_written_otherwise_is_read_by_pyarrow_with_the_same_values(buil
     after = flat_postings(copy, placements, at, pages=True)
     assert before[3] == [] and after[3] == [1]
     assert after[0].tolist() == before[0].tolist() and after[1].tolist() == before[1].tolist()
+
+
+def test_thrift_compact_skips_and_reads_hand_encoded_structs():
+    from irgrid.index.thrift import STRUCT, skip, struct_ints
+
+    encoded = bytes([
+        0x15, 0x0A,                    # field 1, i32: zigzag(5)
+        0x19, 0x1C,                    # field 2, list of 1 struct:
+        0x18, 0x02, ord("a"), ord("b"),  # field 1, binary "ab"
+        0x1B, 0x01, 0x55, 0x02, 0x04,  # field 2, map<i32, i32> of 1: {1: 2}
+        0x00,                          # end of the listed struct
+        0x11,                          # field 3, boolean true
+        0x06, 0x28, 0x05,              # field 20 (id as a zigzag varint), i64: zigzag(-3)
+        0x19, 0xF5, 0x14, *([0x02] * 20),  # field 21 (delta 1), list of 20 i32 (size as a varint)
+        0x00,                          # end of the struct
+        0xFF,                          # past it
+    ])
+    buf = np.frombuffer(encoded, np.uint8)
+    assert skip(buf, 0, len(buf), STRUCT) == len(buf) - 1
+    values = np.full(4, -1, np.int64)
+    assert struct_ints(buf, 0, len(buf), values) == len(buf) - 1
+    assert values.tolist() == [-1, 5, -1, 1]
+    assert skip(buf, 0, len(buf) - 3, STRUCT) == -1  # cut short
