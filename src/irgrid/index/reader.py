@@ -22,6 +22,8 @@ from .forward import ForwardIndex, forward_index_dir
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
 
+    from .pages import PostingsPages
+
 
 #: rows of every row group but the last of a bucket's file of each kind (the build writes them so)
 ROW_GROUP_ROWS = {"postings": POSTINGS_ROW_GROUP, "positions": POSITIONS_ROW_GROUP}
@@ -94,7 +96,7 @@ class IndexReader:
         self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
         self._bucket_files: dict[tuple[str, int], tuple[pq.ParquetFile, np.ndarray]] = {}
-        self._pages: dict = {}  # bucket -> irgrid.index.pages.PostingsPages
+        self._pages: dict[int, PostingsPages] = {}
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
@@ -212,7 +214,7 @@ class IndexReader:
                   for first, count in zip((starts + local[np.maximum(first_group, 0)]).tolist(), counts.tolist())]
         return columns, firsts
 
-    def _postings_pages(self, bucket: int):
+    def _postings_pages(self, bucket: int) -> PostingsPages:
         """The bucket's postings file for :mod:`irgrid.index.pages`, made on first use."""
         found = self._pages.get(bucket)
         if found is None:
@@ -287,8 +289,9 @@ class IndexReader:
 
     def postings_into(self, placements: Mapping[str, Sequence[int]], docids: np.ndarray, tfs: np.ndarray) -> None:
         """Copy each term's postings into ``docids`` and ``tfs`` at each offset ``placements[term]`` lists
-        (its df rows from there): a query set's flat arrays filled straight from the decoded pages,
-        without a term's own arrays in between. Every term must be in the index."""
+        (its df rows from there): a query set's flat arrays filled straight from the decoded pages
+        (:mod:`irgrid.index.pages`; pyarrow's row groups for a file it does not read), without a
+        term's own arrays in between. Every term must be in the index."""
         terms = list(placements)
         ids = self.term_ids(terms)
         if (ids < 0).any():
