@@ -575,12 +575,12 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
              False)
     evaluation = summary.get("evaluation")
     if evaluation:
-        r = med(evaluation["ratios"])
-        goal(f"evaluation, {evaluation['runs']}-run chunk / one run (wall; evaluation.py)", r, "<= 2x", r <= 2, "x")
-        r = med(evaluation["cpu_ratios"])
-        goal(f"evaluation, {evaluation['runs']}-run chunk / one run (CPU s)", r, "<= 2x", r <= 2, "x")
+        # the goal is the workflow's chunk job, which evaluates rankings of document ids; `irgrid evaluate`
+        # reads TREC run files, docno strings and all, and is shown beside it, not held to the goal
         for way, r in evaluation.get("chunk", {}).items():
             goal(f"evaluation in a chunk job, 20 rankings / one (CPU s; {way})", r, "<= 2x", r <= 2, "x")
+        p(f"  {'irgrid evaluate of run files (docnos), ' + str(evaluation['runs']) + ' / one, wall; CPU s':54s} "
+          f"{med(evaluation['ratios']):>13,.2f}x; {med(evaluation['cpu_ratios']):.2f}x   (not the workflow's path)")
     else:
         goal("evaluation, 20-run chunk / one run (--evaluation, or evaluation.py on its own)", nan, "<= 2x", False)
     sdm = summary.get("sdm")

@@ -418,3 +418,27 @@ def test_each_postings_dirichlet_part_is_log1p_of_tf_over_mu_p_whatever_the_term
     assert got is out
     expected = [math.log1p(float(tf) / constants[i]) for i in range(len(terms)) for tf in tfs[offsets[i]:offsets[i + 1]]]
     assert np.array_equal(got.view(np.int64), np.array(expected, dtype=np.float64).view(np.int64))
+
+
+@settings(max_examples=80, deadline=None)
+@given(lengths=st.lists(st.integers(0, 400).map(float) | st.floats(0, 500, allow_nan=False), min_size=1,
+                        max_size=60),
+       mu=st.floats(1e-3, 1e4, allow_nan=False), seed=st.integers(0, 2**32 - 1))
+def test_each_candidates_dirichlet_value_is_log_of_length_plus_mu_with_or_without_the_table(lengths, mu, seed):
+    # candidate_document_values looks whole lengths up in document_value_table (one log per length up
+    # to the largest) and computes the others: either way each value must be math's log(|D| + mu)
+    from irgrid.models.parts import WEIGHTINGS
+    from irgrid.models.parts.base import candidate_document_values, document_value_table
+
+    key = WEIGHTINGS["dirichlet"].kernel_key
+    doc_lengths = np.array(lengths, dtype=np.float64)
+    params = np.array([mu])
+    candidates = np.random.default_rng(seed).integers(0, len(lengths), 3 * len(lengths)).astype(np.int32)
+    table = document_value_table(key, doc_lengths, params)
+    whole = all(length == math.floor(length) and length <= len(lengths) for length in lengths)
+    assert len(table) == (int(max(lengths)) + 1 if whole else 0)
+    out = np.full(len(candidates), np.nan)
+    got = candidate_document_values(key, doc_lengths, candidates, params, table, out)
+    assert got is out
+    expected = np.array([math.log(lengths[c] + mu) for c in candidates], dtype=np.float64)
+    assert np.array_equal(got.view(np.int64), expected.view(np.int64))

@@ -7,14 +7,19 @@ The batch path must give the same runs to the last bit, for every model.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irgrid.models import MODEL_FAMILIES, get_model
-from irgrid.retrieve import PreparedQuerySet, Scorer
+from irgrid.retrieve import PreparedQuerySet, Scorer, pages
+from irgrid.retrieve import prepared as prepared_module
+from irgrid.retrieve.ranking import candidate_slots
 from irgrid.runs import read_run, write_run
 from tiny_index import TinyIndex
 
@@ -391,3 +396,72 @@ def test_query_blocks_hold_consecutive_queries_within_the_budget():
     assert [block["qid"].tolist() for block in query_blocks(index, topics, budget=4)] == [
         ["q1"], ["q2"], ["q3"], ["q4", "q5"]]
     assert query_blocks(index, topics, budget=15)[0] is topics
+
+
+@settings(max_examples=200, deadline=None)
+@given(queries=st.lists(st.lists(st.sets(st.integers(0, 30), max_size=12), max_size=5), max_size=6),
+       populated=st.booleans())
+def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
+    # reference: a dict per query, its documents numbered in order of first occurrence in its postings;
+    # populated: every output array mapped by populated_empty, however small
+    terms = [sorted(postings) for query in queries for postings in query]
+    docids = np.array([d for postings in terms for d in postings], dtype=np.int32)
+    term_offsets = np.concatenate([[0], np.cumsum([len(p) for p in terms])]).astype(np.int64)
+    query_term_offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+    with mock.patch.object(pages, "POPULATED_BYTES", 0 if populated else pages.POPULATED_BYTES):
+        candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
+    expected_candidates, expected_offsets, expected_slots = [], [0], []
+    for query in queries:
+        slot_of: dict[int, int] = {}
+        for postings in query:
+            for d in sorted(postings):
+                if d not in slot_of:
+                    slot_of[d] = len(expected_candidates)
+                    expected_candidates.append(d)
+                expected_slots.append(slot_of[d])
+        expected_offsets.append(len(expected_candidates))
+    assert candidates.tolist() == expected_candidates
+    assert candidate_offsets.tolist() == expected_offsets
+    assert slots.tolist() == expected_slots
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=documents, texts=queries, family=st.sampled_from(FUSED_FAMILIES), depth=st.integers(1, 20),
+       mu=st.sampled_from([1.0, 50.0, 2000.0]), order=st.randoms(use_true_random=False),
+       ahead=st.sampled_from([0, 3, 1 << 20]))
+def test_queries_ranked_one_at_a_time_first_rank_as_the_whole_set(docs, texts, family, depth, mu, order, ahead):
+    # a block's parts are made for the queries asked for and those up to `ahead` postings after
+    # (PreparedQuerySet.block_parts): queries ranked one at a time in any order, then the whole set,
+    # must rank as a fresh set ranked whole
+    with mock.patch.object(prepared_module, "BLOCK_PARTS_POSTINGS", ahead):
+        _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order)
+
+
+def _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order):
+    scorer = Scorer(TinyIndex({f"d{n:03d}": doc for n, doc in enumerate(docs)}))
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    model = get_model(family)
+    point = model.check_point({"mu": mu} if "mu" in model.parameter_names() else {})
+    expected = scorer.top(model, scorer.prepare(topics, model, [point]), point, depth)
+    prepared = scorer.prepare(topics, model, [point])
+    asked = list(range(len(prepared)))
+    order.shuffle(asked)
+    for q in asked[:len(asked) // 2 + 1]:
+        docids, scores, offsets = scorer.top(model, prepared, point, depth, q, q + 1)
+        assert docids.tolist() == expected[0][expected[2][q]:expected[2][q + 1]].tolist()
+        assert scores.tolist() == expected[1][expected[2][q]:expected[2][q + 1]].tolist()
+    got = scorer.top(model, prepared, point, depth)
+    for got_array, expected_array in zip(got, expected):
+        assert got_array.tolist() == expected_array.tolist()
+
+
+@pytest.mark.parametrize("length", [0, 1, 1000, (1 << 22) // 8 + 1])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
+    values = np.random.default_rng(length).integers(-1000, 1000, length).astype(dtype)
+    for threshold in (0, pages.POPULATED_BYTES):
+        with mock.patch.object(pages, "POPULATED_BYTES", threshold):
+            array = pages.populated_empty(length, dtype)
+        assert array.shape == (length,) and array.dtype == np.dtype(dtype) and array.flags.writeable
+        array[:] = values
+        assert np.array_equal(array, values)

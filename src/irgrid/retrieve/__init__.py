@@ -530,7 +530,7 @@ class Scorer:
         weighting = model.weighting
         if weighting.shares_block_inputs:
             # the block's points share params and term constants (Scorer._blocks), so these parts
-            posting_parts, candidate_values = queries.block_parts(model, inputs[0][0], inputs[0][1])
+            posting_parts, candidate_values = queries.block_parts(model, inputs[0][0], inputs[0][1], first, last)
         else:
             posting_parts = candidate_values = np.zeros(0, dtype=np.float64)
         tabulated = not weighting.reads_length

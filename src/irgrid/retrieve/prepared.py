@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel
-from ..models.parts.base import document_values, tabulated_posting_parts
+from ..models.parts.base import candidate_document_values, document_value_table, tabulated_posting_parts
+from .pages import populated_empty
 from .ranking import candidate_slots
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,10 @@ class _QueryOfSet(PreparedQuery):
         base = queries.candidate_offsets[q]
         return [queries.global_slots[queries.term_offsets[i]:queries.term_offsets[i + 1]] - base
                 for i in range(queries.query_term_offsets[q], queries.query_term_offsets[q + 1])]
+
+
+#: postings whose parts :meth:`PreparedQuerySet.block_parts` makes at least, when asked for fewer queries
+BLOCK_PARTS_POSTINGS = 1 << 20
 
 
 #: arrays a prepared query set keeps for count-matrix models between grid points, in bytes at most
@@ -173,10 +178,19 @@ class PreparedQuerySet(Sequence):
                                                 weights)
         return found
 
-    def block_parts(self, model: RetrievalModel, params: np.ndarray, term_constants: np.ndarray):
+    def block_parts(self, model: RetrievalModel, params: np.ndarray, term_constants: np.ndarray,
+                    first: int = 0, last: int | None = None):
         """Each posting's part (a weighting whose part reads no length) and each candidate's document
         value (a weighting with a per-document part; Dirichlet's log(|D| + mu)): the same for every
         point of one block (Scorer._blocks), empty arrays where the weighting has no such part.
+
+        Filled for queries ``first:last`` (all by default), the queries after them up to
+        :data:`BLOCK_PARTS_POSTINGS` postings from ``first``, and those filled before for the same
+        (model, params): a caller that scores one query at a time makes the parts of the queries
+        it reaches, not the whole set's at its first query, and a query's parts are made once.
+        The arrays are those of the whole set (their pages mapped at once:
+        :func:`~irgrid.retrieve.pages.populated_empty`); the entries of queries not filled yet are
+        undefined.
 
         Kept for the last (model, params) only: they are the size of the postings (hundreds of MB for
         DRCD's phrase families), and the next (model, params) is written into their arrays rather than new
@@ -184,20 +198,40 @@ class PreparedQuerySet(Sequence):
         asking for another block (Scorer._top_block).
         """
         weighting = model.weighting
+        last = len(self) if last is None else last
         key = (model.name, params.tobytes())
         found = self._block_parts.get(key)
         if found is None:
             sizes = (0 if weighting.reads_length else len(self.tfs),
                      0 if weighting.document is None else len(self.candidates))
-            parts, values = self._block_parts.popitem()[1] if self._block_parts else (None, None)
+            parts, values, _, _ = self._block_parts.popitem()[1] if self._block_parts else (None, None, None, None)
             if parts is None or (len(parts), len(values)) != sizes:  # another weighting's: not reused
-                parts, values = np.empty(sizes[0], np.float64), np.empty(sizes[1], np.float64)
+                parts, values = populated_empty(sizes[0], np.float64), populated_empty(sizes[1], np.float64)
+            table = (document_value_table(weighting.kernel_key, self._doc_lengths, params)
+                     if weighting.document is not None else None)
+            found = self._block_parts[key] = (parts, values, table, np.zeros(len(self), dtype=bool))
+        parts, values, table, filled = found
+        if filled[first:last].all():
+            return parts, values
+        # at least BLOCK_PARTS_POSTINGS postings' worth of queries from the first asked: a caller asking
+        # one query at a time then makes them a few calls a set, not a call (and its overhead) a query
+        query_postings = self.term_offsets[self.query_term_offsets]
+        last = max(last, int(np.searchsorted(query_postings, query_postings[first] + BLOCK_PARTS_POSTINGS)))
+        last = min(last, len(self))
+        missing = np.flatnonzero(~filled[first:last]) + first
+        # each run of consecutive queries not filled yet: one call a run
+        for run in np.split(missing, np.flatnonzero(np.diff(missing) > 1) + 1):
+            lo, hi = int(run[0]), int(run[-1]) + 1
             if not weighting.reads_length:
-                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants, self.term_offsets, parts)
+                term_lo, term_hi = self.query_term_offsets[lo], self.query_term_offsets[hi]
+                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants[term_lo:term_hi],
+                                        self.term_offsets[term_lo:term_hi + 1], parts)
             if weighting.document is not None:
-                document_values(weighting.kernel_key, self.candidate_lengths, params, values)
-            found = self._block_parts[key] = (parts, values)
-        return found
+                rows = slice(self.candidate_offsets[lo], self.candidate_offsets[hi])
+                candidate_document_values(weighting.kernel_key, self._doc_lengths, self.candidates[rows], params,
+                                          table, values[rows])
+            filled[lo:hi] = True
+        return parts, values
 
     def query_cache(self, q: int) -> QueryCache:
         """Query ``q``'s cache of arrays shared by the grid points (all queries share one memory budget)."""

@@ -14,9 +14,9 @@ import numpy as np
 from numba import njit
 
 from ..models.parts.base import posting_part
+from .pages import populated_empty
 
 
-@njit(cache=True, nogil=True)
 def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     """Each query's candidates (documents with at least one of its terms) and each posting's slot.
 
@@ -25,35 +25,60 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     Returns ``(candidates, candidate_offsets, slots)``: query ``q``'s candidates
     are ``candidates[candidate_offsets[q]:candidate_offsets[q+1]]`` (in order of
     first occurrence in its postings) and posting ``p`` adds to candidate
-    ``slots[p]`` (an index into ``candidates``).  O(postings): a dense
-    docid -> slot map (int32: the smallest that fits, as its random accesses
-    bound the pass), reset after each query for the documents it touched.
+    ``slots[p]`` (an index into ``candidates``). The two arrays the size of the
+    postings are :func:`irgrid.retrieve.pages.populated_empty`'s (:func:`_candidate_slots_into`).
     """
-    num_queries = len(query_term_offsets) - 1
-    slot_of_doc = np.full(num_docs, -1, np.int32)
-    slots = np.empty(len(docids), np.int32)
-    candidates = np.empty(len(docids), np.int32)
-    candidate_offsets = np.zeros(num_queries + 1, np.int64)
-    n = 0
-    for q in range(num_queries):
-        first = n
-        for p in range(term_offsets[query_term_offsets[q]], term_offsets[query_term_offsets[q + 1]]):
-            d = docids[p]
-            s = slot_of_doc[d]
-            if s < 0:
-                s = n - first
-                slot_of_doc[d] = s
-                candidates[n] = d
-                n += 1
-            slots[p] = first + s
-        for c in range(first, n):
-            slot_of_doc[candidates[c]] = -1
-        candidate_offsets[q + 1] = n
+    slots = populated_empty(len(docids), np.int32)
+    candidates = populated_empty(len(docids), np.int32)
+    candidate_offsets = _candidate_slots_into(docids, term_offsets, query_term_offsets, num_docs, slots, candidates)
+    n = int(candidate_offsets[-1])
     # the buffer was sized for distinct postings; a copy of what was used costs a pass over fresh pages, so a
     # view is returned unless most of the buffer went unused (queries sharing many documents)
     if 4 * n < 3 * len(docids):
         return candidates[:n].copy(), candidate_offsets, slots
     return candidates[:n], candidate_offsets, slots
+
+
+@njit(cache=True, nogil=True)
+def _candidate_slots_into(docids, term_offsets, query_term_offsets, num_docs, slots, candidates):
+    """:func:`candidate_slots` into ``slots`` and ``candidates`` (as long as ``docids``): the candidate offsets.
+
+    O(postings): a dense docid -> slot map (int32: the smallest that fits, as its random accesses
+    bound the pass). The map holds set-wide slots, which only grow from query to query: an entry
+    below the query's first slot is an earlier query's, so the map is never reset (a second random
+    access a candidate). A term's postings are distinct documents, so the query's first term's are
+    all new candidates (no lookup), and its last term's are never looked up again (no map write).
+    """
+    num_queries = len(query_term_offsets) - 1
+    slot_of_doc = np.full(num_docs, -1, np.int32)
+    candidate_offsets = np.zeros(num_queries + 1, np.int64)
+    n = 0
+    for q in range(num_queries):
+        first = n
+        first_term, end_term = query_term_offsets[q], query_term_offsets[q + 1]
+        for i in range(first_term, end_term):
+            remembered = i < end_term - 1
+            if i == first_term:
+                for p in range(term_offsets[i], term_offsets[i + 1]):
+                    d = docids[p]
+                    if remembered:
+                        slot_of_doc[d] = n
+                    candidates[n] = d
+                    slots[p] = n
+                    n += 1
+                continue
+            for p in range(term_offsets[i], term_offsets[i + 1]):
+                d = docids[p]
+                s = slot_of_doc[d]
+                if s < first:  # not among this query's candidates yet
+                    s = n
+                    if remembered:
+                        slot_of_doc[d] = n
+                    candidates[n] = d
+                    n += 1
+                slots[p] = s
+        candidate_offsets[q + 1] = n
+    return candidate_offsets
 
 
 @njit(cache=True, nogil=True)
@@ -375,7 +400,7 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     (:func:`irgrid.models.parts.base.tabulated_posting_parts`); else it is empty and each
     point's part is computed here. For a weighting with a per-document part,
     ``document_values`` holds its value for each candidate
-    (:func:`~irgrid.models.parts.base.document_values`: Dirichlet's log(|D| + mu)) and each
+    (:func:`~irgrid.models.parts.base.candidate_document_values`: Dirichlet's log(|D| + mu)) and each
     score adds ``query_constant - query_length * value``; else it is empty. A grid at one mu
     then costs a multiply-add per posting and candidate.
 

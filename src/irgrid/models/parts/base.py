@@ -202,10 +202,41 @@ def tabulated_posting_parts(weighting, params, tfs, term_constants, term_offsets
 
 
 @njit(cache=True, nogil=True)
-def document_values(weighting, doc_lengths, params, out):
-    """The document part of each length into ``out`` (returned): once a block, for the kernel."""
-    for i in range(len(doc_lengths)):
-        out[i] = document_part(weighting, np.float64(doc_lengths[i]), params)
+def document_value_table(weighting, doc_lengths, params):
+    """The document part of each length ``0..max(doc_lengths)``, or an empty array when a length is
+    not a whole number or the largest exceeds the number of documents (a table longer than the
+    documents costs more than it saves): :func:`candidate_document_values`' lookup table.
+
+    Entry ``n`` is the scalar function of ``np.float64(n)``, the float64 a whole length of ``n``
+    is, so a value looked up is the one computed from the length to the last bit.
+    """
+    largest = 0.0
+    for d in range(len(doc_lengths)):
+        length = doc_lengths[d]
+        if not (length >= 0.0 and length == math.floor(length)) or length > len(doc_lengths):
+            return np.empty(0, np.float64)
+        largest = max(largest, length)
+    table = np.empty(int(largest) + 1, np.float64)
+    for length in range(len(table)):
+        table[length] = document_part(weighting, np.float64(length), params)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def candidate_document_values(weighting, doc_lengths, candidates, params, table, out):
+    """The document part of each candidate's length (``doc_lengths[candidates]``) into ``out``
+    (returned): once a block, for the kernel.
+
+    ``table``: :func:`document_value_table` of ``doc_lengths`` and ``params``; when it is not
+    empty, each candidate looks its value up there (a query set's candidates far outnumber the
+    distinct lengths: no logarithm, Dirichlet's, a candidate); else the part is computed.
+    """
+    if len(table):
+        for c in range(len(candidates)):
+            out[c] = table[int(doc_lengths[candidates[c]])]
+    else:
+        for c in range(len(candidates)):
+            out[c] = document_part(weighting, np.float64(doc_lengths[candidates[c]]), params)
     return out
 
 
