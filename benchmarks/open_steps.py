@@ -11,8 +11,10 @@ mostly waiting):
   scorer          Scorer(reader)
   analysis        the queries' analysis and the term statistics (the term dictionary's read)
   postings        reader.postings_into: every query term's postings into the query set's flat
-                  arrays (Scorer._read_flat's steps), of which "decode" is Parquet's
-                  read_row_groups; rows decoded against rows needed
+                  arrays (Scorer._read_flat's steps), of which "decode" is pyarrow's
+                  read_row_groups and "pages" irgrid.index.pages.read_rows (a checkout that has
+                  it: the page decoder, the first numba call of the process included); rows
+                  decoded (docid rows of either) against rows needed
   numba start     the first call of a cached kernel (candidate_slots on ten postings): numba's
                   typing and lowering registries, installed once per process
   candidate slots candidate_slots of the whole query set
@@ -34,7 +36,9 @@ import sys
 import time
 from pathlib import Path
 
-STEPS = ["reader", "scorer", "analysis", "postings", "decode", "numba start", "candidate slots", "query views"]
+STEPS = ["reader", "scorer", "analysis", "postings", "decode", "pages", "numba start", "candidate slots", "query views"]
+#: steps that are parts of "postings", not added to the sum
+PARTS = ("decode", "pages")
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
@@ -72,6 +76,22 @@ def child(index: str, topics_path: str, public: bool) -> dict:
         return table
 
     pq.ParquetFile.read_row_groups = counted
+    decoded_by_pages = {"rows": 0, "seconds": 0.0}
+    try:
+        import irgrid.index.pages as pages
+    except ImportError:  # a checkout without the page decoder
+        pages = None
+    if pages is not None:
+        read_rows = pages.read_rows
+
+        def counted_pages(*args):
+            start = clock()
+            status, rows = read_rows(*args)
+            decoded_by_pages["seconds"] += clock() - start
+            decoded_by_pages["rows"] += rows
+            return status, rows
+
+        pages.read_rows = counted_pages
     start = clock()
     reader = IndexReader(index)
     out["reader"] = clock() - start
@@ -97,7 +117,8 @@ def child(index: str, topics_path: str, public: bool) -> dict:
     reader.postings_into(placements, docids, tfs)
     out["postings"] = clock() - start
     out["decode"] = decoded["seconds"]
-    out["rows decoded"] = decoded["rows"]
+    out["pages"] = decoded_by_pages["seconds"]
+    out["rows decoded"] = decoded["rows"] + decoded_by_pages["rows"]
     out["rows needed"] = int(sum(t.df for t in {t.term: t for t in terms}.values()))
     out["postings placed"] = int(term_offsets[-1])
     start = clock()
@@ -148,7 +169,7 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
     for step in STEPS:
         print(f"  {step:16s} {spread([s[step] for s in steps])}")
-    total = [sum(s[step] for step in STEPS if step != "decode") for s in steps]
+    total = [sum(s[step] for step in STEPS if step not in PARTS) for s in steps]
     print(f"  {'sum of steps':16s} {spread(total)}")
     print(f"  {'public open':16s} {spread(public)}  (Scorer(IndexReader(index)).prepare(topics) + list: scale.py's open)")
     first = steps[0]

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irgrid.index.build as build_mod
+import irgrid.index.pages as pages_mod
 import irgrid.index.reader as reader_mod
 import irgrid.index.tasks as tasks_mod
 from irgrid.analysis import Analyzer
@@ -442,6 +443,8 @@ def test_postings_read_only_the_needed_buckets(hand_index, monkeypatch):
     monkeypatch.setattr(reader_mod.pq, "read_table", spy)
     real_file = reader_mod.pq.ParquetFile
     monkeypatch.setattr(reader_mod.pq, "ParquetFile", lambda path, *a, **k: (spy(path) and None) or real_file(path, *a, **k))
+    real_pages = pages_mod.PostingsPages.__init__  # the postings' pages are read without pyarrow
+    monkeypatch.setattr(pages_mod.PostingsPages, "__init__", lambda self, path: (spy(path) and None) or real_pages(self, path))
     r.postings(["cat", "bone"])
     expected = {f"postings/bucket-{bucket_of(t, 4):04d}.parquet" for t in ("cat", "bone")}
     assert set(opened) == expected and len(opened) == len(expected)  # no positions read
@@ -464,10 +467,13 @@ def test_term_filter_skips_row_groups(tmp_path, monkeypatch):
     real = pq.ParquetFile.read_row_groups
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups",
                         lambda self, groups, *a, **k: read_groups.append(list(groups)) or real(self, groups, *a, **k))
+    real_pages = pages_mod.read_rows
+    monkeypatch.setattr(pages_mod, "read_rows",
+                        lambda pages, groups, *a: read_groups.append(groups.tolist()) or real_pages(pages, groups, *a))
     p = IndexReader(out).postings(["w7"], positions=True)["w7"]
     assert p.docids.tolist() == [3, 4, 5, 6, 7]
     assert [x.tolist() for x in p.positions] == [[4], [3], [2], [1], [0]]
-    # w7's 5 rows span 3 row groups at most, in the postings file and in the positions file (tf 1)
+    # w7's 5 rows span 3 row groups at most, in the postings file (its pages) and in the positions file (tf 1)
     assert len(read_groups) == 2 and all(1 <= len(groups) <= 3 for groups in read_groups)
 
 

@@ -22,6 +22,8 @@ from .forward import ForwardIndex, forward_index_dir
 if TYPE_CHECKING:
     from irgrid.features.windows import PositionalPostings
 
+    from .pages import PostingsPages
+
 
 #: rows of every row group but the last of a bucket's file of each kind (the build writes them so)
 ROW_GROUP_ROWS = {"postings": POSTINGS_ROW_GROUP, "positions": POSITIONS_ROW_GROUP}
@@ -43,6 +45,19 @@ def _group_starts(metadata: pq.FileMetaData, rows_per_group: int) -> np.ndarray:
         return starts
     counts = [metadata.row_group(i).num_rows for i in range(groups)]
     return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+
+
+def _groups_of(group_starts: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The row groups (ascending, distinct) that hold some of the spans' rows ``start .. start+count-1``,
+    and each span's first group."""
+    # each span's first row group and one past its last (numpy over the spans: a bucket holds thousands)
+    first_group = np.searchsorted(group_starts, starts, side="right") - 1
+    end_group = np.searchsorted(group_starts, starts + counts, side="left")
+    held = counts > 0
+    num_groups = (end_group - first_group)[held]
+    # the groups first_group .. end_group - 1 of every span: each span's first, plus 0, 1, ... within it
+    within = np.arange(num_groups.sum()) - np.repeat(np.cumsum(num_groups) - num_groups, num_groups)
+    return np.unique(np.repeat(first_group[held], num_groups) + within), first_group
 
 
 class Postings(NamedTuple):
@@ -81,6 +96,7 @@ class IndexReader:
         self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
         self._bucket_files: dict[tuple[str, int], tuple[pq.ParquetFile, np.ndarray]] = {}
+        self._pages: dict[int, PostingsPages] = {}
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
@@ -186,14 +202,7 @@ class IndexReader:
         pf, group_starts = self._bucket_file(bucket, kind)
         starts = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
         counts = np.fromiter((count for _, count in spans), dtype=np.int64, count=len(spans))
-        # each span's first row group and one past its last (numpy over the spans: a bucket holds thousands)
-        first_group = np.searchsorted(group_starts, starts, side="right") - 1
-        end_group = np.searchsorted(group_starts, starts + counts, side="left")
-        held = counts > 0
-        num_groups = (end_group - first_group)[held]
-        # the groups first_group .. end_group - 1 of every span: each span's first, plus 0, 1, ... within it
-        within = np.arange(num_groups.sum()) - np.repeat(np.cumsum(num_groups) - num_groups, num_groups)
-        groups = np.unique(np.repeat(first_group[held], num_groups) + within)
+        groups, first_group = _groups_of(group_starts, starts, counts)
         data = pf.read_row_groups(groups.tolist())
         # row r of the file is row r - group_starts[g] + data_starts[i] of `data` for the i-th group read, g
         group_rows = np.diff(group_starts)[groups]
@@ -205,9 +214,43 @@ class IndexReader:
                   for first, count in zip((starts + local[np.maximum(first_group, 0)]).tolist(), counts.tolist())]
         return columns, firsts
 
+    def _postings_pages(self, bucket: int) -> PostingsPages:
+        """The bucket's postings file for :mod:`irgrid.index.pages`, made on first use."""
+        found = self._pages.get(bucket)
+        if found is None:
+            # deferred: irgrid.index.pages loads numba, which a build's driver does without
+            from .pages import PostingsPages
+
+            found = self._pages[bucket] = PostingsPages(self.bucket_path(bucket))
+        return found
+
+    def _decode_postings(self, bucket: int, starts: np.ndarray, counts: np.ndarray, dests: np.ndarray,
+                         docids: np.ndarray, tfs: np.ndarray) -> bool:
+        """Rows ``starts[i] .. starts[i]+counts[i]-1`` of the bucket's postings into ``docids`` and ``tfs`` from
+        ``dests[i]`` on, decoded from the file's pages (:func:`irgrid.index.pages.read_rows`). False if the file
+        holds what that reader does not read (compression, another encoding...): the caller reads it with
+        pyarrow, which writes every row again."""
+        from .pages import OK, read_rows  # deferred: numba (as in _postings_pages)
+
+        if docids.dtype != np.int32 or tfs.dtype != np.int32:  # the kernels are compiled (and cached) for int32
+            return False
+        pages = self._postings_pages(bucket)
+        groups, _ = _groups_of(pages.group_starts, starts, counts)
+        status, _ = read_rows(pages, groups, starts, counts, dests, docids, tfs)
+        return status == OK
+
     def _read_rows(self, bucket: int, kind: str, spans: list[tuple[int, int]]) -> list[np.ndarray]:
         """Rows ``start .. start+count-1`` of the bucket's ``kind`` file for each ``(start, count)``, per column
         (concatenated, in the order given)."""
+        if kind == "postings":
+            starts = np.array([start for start, _ in spans], dtype=np.int64).reshape(-1)
+            counts = np.array([count for _, count in spans], dtype=np.int64).reshape(-1)
+            dests = np.zeros(len(spans), dtype=np.int64)
+            np.cumsum(counts[:-1], out=dests[1:])
+            docids = np.empty(int(counts.sum()), np.int32)
+            tfs = np.empty(len(docids), np.int32)
+            if self._decode_postings(bucket, starts, counts, dests, docids, tfs):
+                return [docids, tfs]
         columns, firsts = self._read_spans(bucket, kind, spans)
         return [np.concatenate([values[first:first + count] for first, (_, count) in zip(firsts, spans) if count]
                                + [np.zeros(0, np.int32)])
@@ -246,8 +289,9 @@ class IndexReader:
 
     def postings_into(self, placements: Mapping[str, Sequence[int]], docids: np.ndarray, tfs: np.ndarray) -> None:
         """Copy each term's postings into ``docids`` and ``tfs`` at each offset ``placements[term]`` lists
-        (its df rows from there): a query set's flat arrays filled straight from the decoded pages,
-        without a term's own arrays in between. Every term must be in the index."""
+        (its df rows from there): a query set's flat arrays filled straight from the decoded pages
+        (:mod:`irgrid.index.pages`; pyarrow's row groups for a file it does not read), without a
+        term's own arrays in between. Every term must be in the index."""
         terms = list(placements)
         ids = self.term_ids(terms)
         if (ids < 0).any():
@@ -261,6 +305,13 @@ class IndexReader:
             by_bucket[int(bucket_of_id[i])].append((term, i))
         for bucket in sorted(by_bucket):
             found = by_bucket[bucket]
+            # a copy per placement of each term: its rows, to its offset
+            copies = [(i, at) for term, i in found for at in placements[term]]
+            term_of_copy = np.array([i for i, _ in copies], dtype=np.int64).reshape(-1)
+            dests = np.array([at for _, at in copies], dtype=np.int64).reshape(-1)
+            if self._decode_postings(bucket, start_of_id[term_of_copy].astype(np.int64),
+                                     df_of_id[term_of_copy].astype(np.int64), dests, docids, tfs):
+                continue
             spans = [(int(start_of_id[i]), int(df_of_id[i])) for _, i in found]
             (bucket_docids, bucket_tfs), firsts = self._read_spans(bucket, "postings", spans)
             for (term, _), first, (_, count) in zip(found, firsts, spans):
