@@ -558,3 +558,26 @@ def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
         assert array.shape == (length,) and array.dtype == np.dtype(dtype) and array.flags.writeable
         array[:] = values
         assert np.array_equal(array, values)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=documents, texts=queries, family=st.sampled_from(FUSED_FAMILIES), depth=st.integers(1, 20),
+       order=st.randoms(use_true_random=False))
+def test_queries_ranked_one_at_a_time_at_alternating_points_rank_as_fresh_sets(docs, texts, family, depth, order):
+    # PreparedQuerySet.block_inputs keeps the last block's stacked inputs: a query ranked at one point
+    # after another point's query must get its own point's inputs, not the kept ones
+    scorer = Scorer(TinyIndex({f"d{n:03d}": doc for n, doc in enumerate(docs)}))
+    topics = pd.DataFrame({"qid": [f"q{i}" for i in range(len(texts))], "text": texts})
+    model = get_model(family)
+    names = model.parameter_names()
+    points = [model.check_point({name: value for name, value in values.items() if name in names})
+              for values in ({"k1": 0.5, "b": 0.2, "mu": 10.0}, {"k1": 2.0, "b": 0.9, "mu": 3000.0})]
+    expected = [scorer.top(model, scorer.prepare(topics, model, points), point, depth) for point in points]
+    prepared = scorer.prepare(topics, model, points)
+    asked = [(q, p) for q in range(len(prepared)) for p in range(len(points))]
+    order.shuffle(asked)
+    for q, p in asked:
+        docids, scores, _ = scorer.top(model, prepared, points[p], depth, q, q + 1)
+        want_docids, want_scores, offsets = expected[p]
+        assert docids.tolist() == want_docids[offsets[q]:offsets[q + 1]].tolist()
+        assert scores.tolist() == want_scores[offsets[q]:offsets[q + 1]].tolist()

@@ -524,13 +524,12 @@ class Scorer:
         ``layout``: None, or :meth:`grid_layout` of ``queries`` (the same rankings, at less cost a point)."""
         no_layout = np.zeros(0, dtype=np.int32)
         candidate_ranks, posting_lengths = (no_layout, no_layout) if layout is None else layout
-        inputs = [queries.kernel_inputs(model, self.stats, point) for point in points]
-        params, term_constants, term_weights, query_constants, query_lengths, weights = (
-            np.ascontiguousarray(np.stack([found[k] for found in inputs])) for k in range(6))
+        params, term_constants, term_weights, query_constants, query_lengths, weights = queries.block_inputs(
+            model, self.stats, points)
         weighting = model.weighting
         if weighting.shares_block_inputs:
             # the block's points share params and term constants (Scorer._blocks), so these parts
-            posting_parts, candidate_values = queries.block_parts(model, inputs[0][0], inputs[0][1], first, last)
+            posting_parts, candidate_values = queries.block_parts(model, params[0], term_constants[0], first, last)
         else:
             posting_parts = candidate_values = np.zeros(0, dtype=np.float64)
         tabulated = not weighting.reads_length

@@ -132,6 +132,7 @@ class PreparedQuerySet(Sequence):
         self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
         # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
         self._kernel_inputs: dict = {}
+        self._block_inputs: tuple | None = None  # (key, arrays) of the last block asked
         # (model name, params) -> a weighting's per-posting parts and per-candidate document values
         self._block_parts: dict = {}
         # per query: what a count-matrix model keeps between grid points (its counts, a unigram part per mu)
@@ -177,6 +178,19 @@ class PreparedQuerySet(Sequence):
             found = self._kernel_inputs[key] = (params, term_constants, term_weights, query_constants, query_lengths,
                                                 weights)
         return found
+
+    def block_inputs(self, model: RetrievalModel, stats: CollectionStatistics,
+                     points: Sequence[Mapping[str, float]]) -> tuple[np.ndarray, ...]:
+        """:meth:`kernel_inputs` of a block of points, each of the six stacked point by point (the
+        fused kernel's layout). The last block's are kept: a caller ranking one query at a time at
+        one point asks for the same block at every query, which would otherwise stack the whole set's
+        arrays again each time."""
+        key = (model.name, tuple(tuple(sorted(point.items())) for point in points))
+        if self._block_inputs is None or self._block_inputs[0] != key:
+            inputs = [self.kernel_inputs(model, stats, point) for point in points]
+            self._block_inputs = (key, tuple(np.ascontiguousarray(np.stack([found[k] for found in inputs]))
+                                             for k in range(6)))
+        return self._block_inputs[1]
 
     def block_parts(self, model: RetrievalModel, params: np.ndarray, term_constants: np.ndarray,
                     first: int = 0, last: int | None = None):
