@@ -252,6 +252,89 @@ def test_one_block_of_points_gathers_no_grid_layout():
     assert getattr(prepared, "_grid_layout", None) is not None
 
 
+def integers_typed_as_floats(dispatcher, signature):
+    """The lines of ``dispatcher``'s fresh compilation for ``signature`` where integers become a float64:
+    an arithmetic operation, a ``max``/``min`` of integers or a variable given integers of mixed signedness
+    (numba types uint64 and int64 together as float64)."""
+    from numba import njit
+    from numba.core import ir
+    from numba.core import types as numba_types
+
+    options = {key: value for key, value in dispatcher.targetoptions.items() if key not in ("cache", "nopython")}
+    fresh = njit(**options)(dispatcher.py_func)
+    fresh.compile(signature)
+    annotation = fresh.overloads[signature].type_annotation
+    types = annotation.typemap
+    found = []
+    for block in annotation.blocks.values():
+        for statement in block.find_insts(ir.Assign):
+            value, operands = statement.value, None
+            if isinstance(value, ir.Var):
+                operands = [types[value.name]]
+            elif isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop") and "div" not in value.fn.__name__:
+                operands = [types[value.lhs.name], types[value.rhs.name]]
+            elif (isinstance(value, ir.Expr) and value.op == "call"
+                  and getattr(types[value.func.name], "typing_key", None) in (max, min)):
+                operands = [types[arg.name] for arg in value.args]
+            if (operands and all(isinstance(t, (numba_types.Integer, numba_types.Boolean)) for t in operands)
+                    and isinstance(types[statement.target.name], numba_types.Float)):
+                found.append(f"{dispatcher.py_func.__name__}:{statement.loc.line} {operands}")
+    return found
+
+
+def test_integers_typed_as_floats_finds_a_count_of_mixed_signedness():
+    from numba import njit
+
+    @njit
+    def mixed(start, step):
+        count = start
+        for _ in range(3):
+            count += step
+        return count
+
+    @njit
+    def unmixed(start, step):
+        count = start
+        for _ in range(3):
+            count += np.uint64(step)
+        return count
+
+    mixed(np.uint64(1), np.int64(2))
+    unmixed(np.uint64(1), np.int64(2))
+    assert integers_typed_as_floats(mixed, mixed.signatures[0])
+    assert integers_typed_as_floats(unmixed, unmixed.signatures[0]) == []
+
+
+@pytest.mark.slow  # compiles every ranking kernel afresh
+def test_the_kernels_integer_arithmetic_stays_integer():
+    # the kernels index through unsigned integers; numba types some mixes of integers as float64 (a
+    # count or offset that would silently become a float): every kernel's every signature used by a
+    # grid (two blocks: the layout), one point and top_k
+    from numba.core.registry import CPUDispatcher
+
+    from irgrid.retrieve import BLOCK_POINTS, ranking
+
+    scorer = Scorer(TinyIndex({f"d{i}": list("abcab"[:1 + i % 5]) + ["c"] * (i % 3) for i in range(40)}))
+    topics = pd.DataFrame({"qid": ["1", "2"], "text": ["a b", "b c a"]})
+    for family, points in (("bm25", [{"k1": 0.1 * (i + 1)} for i in range(BLOCK_POINTS + 1)]),
+                           ("ql_dirichlet", [{"mu": 10.0}] * (BLOCK_POINTS + 1)), ("tfidf_sentence", [{}])):
+        model = get_model(family)
+        points = [model.check_point(point) for point in points]
+        prepared = scorer.prepare(topics, model, points)
+        scorer.top_points(model, prepared, points, 5)
+        scorer.top_points(model, prepared, points[:1], 5)
+    tfidf = get_model("tfidf")
+    scorer.top(tfidf, scorer.prepare(topics, tfidf, [{}]), tfidf.check_point({}), 5)
+    kernels = [kernel for kernel in vars(ranking).values() if isinstance(kernel, CPUDispatcher)]
+    checked, floats = set(), []
+    # a kernel loaded from numba's cache never compiled its callees: compiling a fresh copy of it does
+    while unchecked := [(k, s) for k in kernels for s in k.signatures if (k, s) not in checked]:
+        checked.add(unchecked[0])
+        floats += integers_typed_as_floats(*unchecked[0])
+    assert {"score_and_rank", "_rank_segment", "_collect_reaching", "_write_by_candidate_ranks",
+            "sort_by_score_then_docno", "_prefix_sorted_keys", "top_k"} <= {k.py_func.__name__ for k, _ in checked}
+    assert floats == []
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(-4, 4).map(float) | st.floats(-1e3, 1e3, allow_nan=False), min_size=1,
                        max_size=400),

@@ -6,6 +6,11 @@ ones grids are swept over most; the sentence-retrieval TF-IDF),
 :func:`score_and_rank` scores and ranks each query in one pass over its
 postings, calling the same declared scalar parts (:mod:`irgrid.models.parts`) as
 the model's numpy methods.
+
+The kernels' hot loops index through unsigned integers (positions in the postings, slots,
+positions in a query's scores, docids): numba wraps a negative signed index around the array's
+end, a compare and select at each access that it drops only where it can prove the index
+non-negative (a range from zero, not an offset read from an array).
 """
 
 from __future__ import annotations
@@ -149,12 +154,13 @@ def _sample_threshold(scores, depth):
     step = max(1, n // SAMPLE_SIZE)
     size = min(SAMPLE_SIZE, (n + step - 1) // step)
     kept = min(int(1.5 * depth * size / n), size - 1) + 1
+    stride = np.uint64(step)
     largest = np.empty(kept, np.float64)  # ascending: largest[0] is the least kept
-    for i in range(kept):
-        largest[i] = scores[i * step]
+    for i in range(np.uint64(kept)):
+        largest[i] = scores[i * stride]
     largest.sort()
-    for i in range(kept, size):
-        value = scores[i * step]
+    for i in range(np.uint64(kept), np.uint64(size)):
+        value = scores[i * stride]
         if value > largest[0]:
             j = 1
             while j < kept and largest[j] < value:
@@ -172,21 +178,22 @@ def _collect_reaching(scores, threshold, work):
     by its trailing zeros: most words hold a few of the ~1.5 ``depth`` positions a sampled threshold
     keeps, so this costs less than a branch-free write of every position (benchmarks/HISTORY.md).
     """
-    n = len(scores)
-    count = 0
-    whole = n - n % 64
-    for start in range(0, whole, 64):
+    one = np.uint64(1)
+    n = np.uint64(len(scores))
+    count = np.uint64(0)
+    whole = n - n % np.uint64(64)
+    for start in range(np.uint64(0), whole, np.uint64(64)):
         reaching = np.uint64(0)
-        for i in range(64):
-            reaching |= np.uint64(scores[start + i] >= threshold) << np.uint64(i)
+        for i in range(np.uint64(64)):
+            reaching |= np.uint64(scores[start + i] >= threshold) << i
         while reaching:
             work[count] = start + trailing_zeros(reaching)
-            count += 1
-            reaching &= reaching - np.uint64(1)
+            count += one
+            reaching &= reaching - one
     for c in range(whole, n):
         work[count] = c
-        count += scores[c] >= threshold
-    return count
+        count += np.uint64(scores[c] >= threshold)
+    return np.int64(count)
 
 
 #: more items than this many times the depth, collected by a threshold, are cut at the depth-th before the sort
@@ -268,7 +275,7 @@ def _prefix_sorted_keys(keys, index_bits):
             total += count
         for i in range(m):  # stable: equal digits keep the order of the previous passes
             digit = (values[i] >> np.uint64(shift)) & mask
-            spare[counts[digit]] = values[i]
+            spare[np.uint64(counts[digit])] = values[i]
             counts[digit] += 1
         values, spare = spare, values
         shift += RADIX_BITS
@@ -298,11 +305,12 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
     while (1 << shift) < m:
         shift += 1
     low = (1 << shift) - 1
+    item_bits = np.uint64(low)
     # the bits of -score (its sign flipped) as an int64 whose signed order is the float order
     bits = scores.view(np.int64)
     keys = np.empty(m, np.int64)
     for i in range(m):
-        key = bits[positions[i]] ^ _SIGN
+        key = bits[np.uint64(positions[i])] ^ _SIGN
         if key < 0:
             key ^= _MAGNITUDE
         keys[i] = (key & ~low) | i
@@ -311,7 +319,7 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
     order = np.empty(m, np.int64)
     item_scores = np.empty(m, np.float64)
     for i in range(m):
-        position = positions[keys[i] & low]
+        position = np.uint64(positions[np.uint64(keys[i]) & item_bits])
         order[i] = position
         item_scores[i] = scores[position]
     # one loop a source of ranks: a branch on the source inside the loop doubled its cost
@@ -330,9 +338,10 @@ def _insert_by_docno_rank(order, item_scores, candidates, docno_rank):
         b = a - 1
         if item_scores[b] > score:  # in place already: the usual case
             continue
-        rank = docno_rank[candidates[position]]
+        rank = docno_rank[np.uint32(candidates[np.uint64(position)])]
         while b >= 0 and (item_scores[b] < score
-                          or (item_scores[b] == score and docno_rank[candidates[order[b]]] > rank)):
+                          or (item_scores[b] == score
+                              and docno_rank[np.uint32(candidates[np.uint64(order[b])])] > rank)):
             order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
         order[b + 1], item_scores[b + 1] = position, score
@@ -346,8 +355,9 @@ def _insert_by_candidate_ranks(order, item_scores, candidate_ranks):
         b = a - 1
         if item_scores[b] > score:  # in place already: the usual case
             continue
-        rank = candidate_ranks[position]
-        while b >= 0 and (item_scores[b] < score or (item_scores[b] == score and candidate_ranks[order[b]] > rank)):
+        rank = candidate_ranks[np.uint64(position)]
+        while b >= 0 and (item_scores[b] < score
+                          or (item_scores[b] == score and candidate_ranks[np.uint64(order[b])] > rank)):
             order[b + 1], item_scores[b + 1] = order[b], item_scores[b]
             b -= 1
         order[b + 1], item_scores[b + 1] = position, score
@@ -369,12 +379,13 @@ def _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, de
     while (1 << shift) < m:
         shift += 1
     low = (1 << shift) - 1
+    item_bits = np.uint64(low)
     bits = scores.view(np.int64)
     keys = np.empty(m, np.int64)
     ranks = np.empty(m, np.int32)
     docids = np.empty(m, np.int32)
     for i in range(m):
-        position = positions[i]
+        position = np.uint64(positions[i])
         key = bits[position] ^ _SIGN
         if key < 0:
             key ^= _MAGNITUDE
@@ -386,14 +397,15 @@ def _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, de
     item_scores = np.empty(m, np.float64)
     item_ranks = np.empty(m, np.int32)
     for i in range(m):
-        item = keys[i] & low
+        item = np.uint64(keys[i]) & item_bits
         order[i] = docids[item]
-        item_scores[i] = scores[positions[item]]
+        item_scores[i] = scores[np.uint64(positions[item])]
         item_ranks[i] = ranks[item]
     _insert_with_ranks(order, item_scores, item_ranks)
-    for r in range(min(depth, m)):
-        out_docids[out_at + r] = order[r]
-        out_scores[out_at + r] = item_scores[r]
+    at = np.uint64(out_at)
+    for r in range(np.uint64(min(depth, m))):
+        out_docids[at + r] = order[r]
+        out_scores[at + r] = item_scores[r]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -425,9 +437,11 @@ def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores,
         _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, depth, out_docids, out_scores, out_at)
         return
     order = sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidate_ranks)
-    for r in range(min(depth, len(scores))):
-        out_docids[out_at + r] = candidates[order[r]]
-        out_scores[out_at + r] = scores[order[r]]
+    at = np.uint64(out_at)
+    for r in range(np.uint64(min(depth, len(scores)))):
+        position = np.uint64(order[r])
+        out_docids[at + r] = candidates[position]
+        out_scores[at + r] = scores[position]
 
 
 @njit(cache=True, nogil=True)
@@ -517,6 +531,8 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     the tie-break then reads instead of ``docno_rank``; and ``posting_lengths``, each
     posting's document length (int32, ``doc_lengths[docids]``), read in order instead of gathered
     through the docids for every block. The same integers either way, so the same scores.
+
+    Positions in the postings and the block's slots are unsigned (the module's note on indices).
     """
     num_points = params.shape[0]
     offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
@@ -529,19 +545,22 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     # point's row of the block (point-major: each point's scores are contiguous for its ranking)
     parts = np.empty(num_points * POSTINGS_CHUNK, np.float64)
     lengths = np.empty(POSTINGS_CHUNK, np.float64)
+    chunk_size = np.uint64(POSTINGS_CHUNK)
     for q in range(first_query, last_query):
         lo = candidate_offsets[q]
         n = candidate_offsets[q + 1] - lo
+        first_slot = np.uint64(lo)
         block[:n * num_points] = 0.0
         for i in range(query_term_offsets[q], query_term_offsets[q + 1]):
-            for start in range(term_offsets[i], term_offsets[i + 1], POSTINGS_CHUNK):
-                m = min(POSTINGS_CHUNK, term_offsets[i + 1] - start)
+            end = np.uint64(term_offsets[i + 1])
+            for start in range(np.uint64(term_offsets[i]), end, chunk_size):
+                m = min(chunk_size, end - start)
                 if not tabulated and len(posting_lengths):  # gathered once for the grid: read in order
                     for t in range(m):
                         lengths[t] = np.float64(posting_lengths[start + t])
                 elif not tabulated:
                     for t in range(m):
-                        lengths[t] = np.float64(doc_lengths[docids[start + t]])
+                        lengths[t] = np.float64(doc_lengths[np.uint32(docids[start + t])])
                 for j in range(num_points):
                     row = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
                     constant, weight = term_constants[j, i], term_weights[j, i]
@@ -556,14 +575,14 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
                     row = block[j * n:(j + 1) * n]
                     chunk = parts[j * POSTINGS_CHUNK:j * POSTINGS_CHUNK + m]
                     for t in range(m):
-                        row[slots[start + t] - lo] += chunk[t]
+                        row[np.uint64(slots[start + t]) - first_slot] += chunk[t]
         for j in range(num_points):
             scores = block[j * n:(j + 1) * n]
             if len(document_values):
                 constant, length = query_constants[j, q], query_lengths[j, q]
-                for c in range(n):
+                for c in range(np.uint64(n)):
                     # constant - length * document(|D|, params), its value computed once for the block
-                    scores[c] += constant - length * document_values[lo + c]
+                    scores[c] += constant - length * document_values[first_slot + c]
             weight = query_weights[j, q]
             if weight != 1.0:
                 for c in range(n):
