@@ -129,7 +129,9 @@ def inseparability_weight(x: float, t1: float, t2: float, lambda_max: float) -> 
         return 0.0
     if x >= t2:
         return lambda_max
-    return lambda_max * (x - t1) / (t2 - t1)
+    # rounded twice, the product can land an ulp above lambda_max (a subnormal lambda_max, or x - t1 within
+    # an ulp of t2 - t1): the clamp keeps the range the paper states and changes no value inside it
+    return min(lambda_max, lambda_max * (x - t1) / (t2 - t1))
 
 
 def with_annotation(feature: QueryFeature, annotation: Inseparability | None) -> QueryFeature:
