@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irgrid.models import MODEL_FAMILIES, get_model
-from irgrid.retrieve import PreparedQuerySet, Scorer, pages
+from irgrid.retrieve import PreparedQuerySet, Scorer
+from irgrid.retrieve import populated as populated_module
 from irgrid.retrieve import prepared as prepared_module
 from irgrid.retrieve.ranking import candidate_slots
 from irgrid.runs import read_run, write_run
@@ -574,7 +575,7 @@ def first_occurrence_numbering(queries):
 def test_candidate_slots_are_a_first_occurrence_numbering_of_each_querys_documents(queries, populated):
     # populated: every output array mapped by populated_empty, however small
     docids, term_offsets, query_term_offsets = flat_query_set(queries)
-    with mock.patch.object(pages, "POPULATED_BYTES", 0 if populated else pages.POPULATED_BYTES):
+    with mock.patch.object(populated_module, "POPULATED_BYTES", 0 if populated else populated_module.POPULATED_BYTES):
         candidates, candidate_offsets, slots = candidate_slots(docids, term_offsets, query_term_offsets, 31)
     expected_candidates, expected_offsets, expected_slots = first_occurrence_numbering(queries)
     assert candidates.tolist() == expected_candidates
@@ -635,9 +636,9 @@ def _rank_one_at_a_time_then_whole(docs, texts, family, depth, mu, order):
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
 def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
     values = np.random.default_rng(length).integers(-1000, 1000, length).astype(dtype)
-    for threshold in (0, pages.POPULATED_BYTES):
-        with mock.patch.object(pages, "POPULATED_BYTES", threshold):
-            array = pages.populated_empty(length, dtype)
+    for threshold in (0, populated_module.POPULATED_BYTES):
+        with mock.patch.object(populated_module, "POPULATED_BYTES", threshold):
+            array = populated_module.populated_empty(length, dtype)
         assert array.shape == (length,) and array.dtype == np.dtype(dtype) and array.flags.writeable
         array[:] = values
         assert np.array_equal(array, values)

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel
 from ..models.parts.base import candidate_document_values, document_value_table, tabulated_posting_parts
-from .pages import populated_empty
+from .populated import populated_empty
 from .ranking import candidate_slots
 
 log = logging.getLogger(__name__)
@@ -203,7 +203,7 @@ class PreparedQuerySet(Sequence):
         (model, params): a caller that scores one query at a time makes the parts of the queries
         it reaches, not the whole set's at its first query, and a query's parts are made once.
         The arrays are those of the whole set (their pages mapped at once:
-        :func:`~irgrid.retrieve.pages.populated_empty`); the entries of queries not filled yet are
+        :func:`~irgrid.retrieve.populated.populated_empty`); the entries of queries not filled yet are
         undefined.
 
         Kept for the last (model, params) only: they are the size of the postings (hundreds of MB for

@@ -20,7 +20,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..models.parts.base import posting_part
-from .pages import populated_empty
+from .populated import populated_empty
 
 
 def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
@@ -32,7 +32,7 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     are ``candidates[candidate_offsets[q]:candidate_offsets[q+1]]`` (in order of
     first occurrence in its postings) and posting ``p`` adds to candidate
     ``slots[p]`` (an index into ``candidates``). The two arrays the size of the
-    postings are :func:`irgrid.retrieve.pages.populated_empty`'s (:func:`_candidate_slots_into`).
+    postings are :func:`irgrid.retrieve.populated.populated_empty`'s (:func:`_candidate_slots_into`).
     """
     slots = populated_empty(len(docids), np.int32)
     candidates = populated_empty(len(docids), np.int32)
