@@ -267,3 +267,15 @@ def test_thrift_compact_skips_and_reads_hand_encoded_structs():
     assert struct_ints(buf, 0, len(buf), values) == len(buf) - 1
     assert values.tolist() == [-1, 5, -1, 1]
     assert skip(buf, 0, len(buf) - 3, STRUCT) == -1  # cut short
+
+
+def test_a_field_header_without_a_type_is_malformed():
+    # a field header's low nibble is its type, 0 only in the stop byte (0x00): a byte like 0x10
+    # (delta 1, type 0) is no field, and reading it as a struct's end would misread the rest
+    from irgrid.index.thrift import field_header, struct_ints
+
+    buf = np.frombuffer(bytes([0x15, 0x0A, 0x10, 0x00]), np.uint8)
+    assert field_header(buf, 0, len(buf), 0) == (1, 5, 1)  # field 1, i32
+    assert field_header(buf, 2, len(buf), 1)[2] == -1
+    assert field_header(buf, 3, len(buf), 1) == (1, 0, 4)  # the stop byte
+    assert struct_ints(buf, 0, len(buf), np.full(2, -1, np.int64)) == -1

@@ -58,20 +58,9 @@ def _page_header(buf, p, end, out):
     nested = np.zeros(8, np.int64)
     field = 0
     while True:
-        if p < 0 or p >= end:
-            return -1
-        header = np.int64(buf[p])
-        p += 1
-        if header == 0:
+        field, kind, p = field_header(buf, p, end, field)
+        if p < 0 or kind == 0:
             return p
-        kind = header & 0x0F
-        if header >> 4:
-            field += header >> 4
-        else:
-            raw, p = uvarint(buf, p, end)
-            if p < 0:
-                return -1
-            field = zigzag(raw)
         if kind == I32 and (field == 1 or field == 3):  # type, compressed_page_size
             raw, p = uvarint(buf, p, end)
             out[_TYPE if field == 1 else _COMPRESSED_SIZE] = zigzag(raw)

@@ -221,20 +221,9 @@ def struct_ints(buf, p, end, values):
     (others skipped); the position past it, -1 if malformed."""
     field = 0
     while True:
-        if p < 0 or p >= end:
-            return -1
-        header = np.int64(buf[p])
-        p += 1
-        if header == 0:
+        field, kind, p = field_header(buf, p, end, field)
+        if p < 0 or kind == 0:
             return p
-        kind = header & 0x0F
-        if header >> 4:
-            field += header >> 4
-        else:
-            raw, p = uvarint(buf, p, end)
-            if p < 0:
-                return -1
-            field = zigzag(raw)
         if kind == BOOL_TRUE or kind == BOOL_FALSE:
             if 0 < field < len(values):
                 values[field] = 1 if kind == BOOL_TRUE else 0
@@ -254,6 +243,8 @@ def field_header(buf, p, end, field):
     p += 1
     if header == 0:
         return field, 0, p
+    if header & 0x0F == 0:  # a type of 0 belongs to the stop byte alone
+        return field, 0, -1
     if header >> 4:
         return field + (header >> 4), header & 0x0F, p
     raw, p = uvarint(buf, p, end)
