@@ -227,6 +227,25 @@ _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _item_bits(m):
+    """``(shift, low)``: the low ``shift`` bits of a key, mask ``low``, hold an item's index among ``m``."""
+    shift = 1
+    while (1 << shift) < m:
+        shift += 1
+    return shift, (1 << shift) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _item_key(score_bits, low, item):
+    """The sort key of the item at ``item`` whose score's bits are ``score_bits``: the bits of -score (its
+    sign flipped) as an int64 whose signed order is the float order, the item in the low bits."""
+    key = score_bits ^ _SIGN
+    if key < 0:
+        key ^= _MAGNITUDE
+    return (key & ~low) | item
+
+
 #: bits of a key sorted per pass of :func:`_prefix_sorted_keys`
 RADIX_BITS = 11
 #: the highest varying bits of the score keys that the radix passes order by (two passes); the
@@ -301,19 +320,12 @@ def sort_by_score_then_docno(scores, positions, candidates, docno_rank, candidat
     the table of every document: a tie's lookup then stays within the query's segment.
     """
     m = len(positions)
-    shift = 1
-    while (1 << shift) < m:
-        shift += 1
-    low = (1 << shift) - 1
+    shift, low = _item_bits(m)
     item_bits = np.uint64(low)
-    # the bits of -score (its sign flipped) as an int64 whose signed order is the float order
     bits = scores.view(np.int64)
     keys = np.empty(m, np.int64)
     for i in range(m):
-        key = bits[np.uint64(positions[i])] ^ _SIGN
-        if key < 0:
-            key ^= _MAGNITUDE
-        keys[i] = (key & ~low) | i
+        keys[i] = _item_key(bits[np.uint64(positions[i])], low, i)
     keys = _prefix_sorted_keys(keys, shift)
     # each item's score, gathered once: the pass below compares them often
     order = np.empty(m, np.int64)
@@ -375,10 +387,7 @@ def _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, de
     ties nor the output then read the query's arrays at random (benchmarks/HISTORY.md).
     """
     m = len(positions)
-    shift = 1
-    while (1 << shift) < m:
-        shift += 1
-    low = (1 << shift) - 1
+    shift, low = _item_bits(m)
     item_bits = np.uint64(low)
     bits = scores.view(np.int64)
     keys = np.empty(m, np.int64)
@@ -386,10 +395,7 @@ def _write_by_candidate_ranks(scores, positions, candidates, candidate_ranks, de
     docids = np.empty(m, np.int32)
     for i in range(m):
         position = np.uint64(positions[i])
-        key = bits[position] ^ _SIGN
-        if key < 0:
-            key ^= _MAGNITUDE
-        keys[i] = (key & ~low) | i
+        keys[i] = _item_key(bits[position], low, i)
         ranks[i] = candidate_ranks[position]
         docids[i] = candidates[position]
     keys = _prefix_sorted_keys(keys, shift)
