@@ -22,6 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import flat_query_layout  # noqa: E402  (the layout Scorer._read_flat makes)
+
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
@@ -35,21 +38,13 @@ def dump(out: Path, index: str, topics_path: str) -> None:
 
     reader = IndexReader(index)
     queries = analyse_queries(reader, pd.read_parquet(topics_path))
-    per_query = list(queries.values())
-    terms = [t for query_terms in per_query for t in query_terms]
-    term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum([t.df for t in terms], out=term_offsets[1:])
-    query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
-    np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
-    placements: dict[str, list[int]] = {}
-    for t, at in zip(terms, term_offsets[:-1].tolist()):
-        placements.setdefault(t.term, []).append(at)
+    terms, term_offsets, query_term_offsets, placements = flat_query_layout(queries)
     docids = np.empty(term_offsets[-1], dtype=np.int32)
     tfs = np.empty(term_offsets[-1], dtype=np.int32)
     reader.postings_into(placements, docids, tfs)
     np.savez(out, docids=docids, term_offsets=term_offsets, query_term_offsets=query_term_offsets,
              num_docs=np.int64(reader.num_docs))
-    print(f"{len(per_query)} queries, {len(terms)} terms, {len(docids):,} postings, {reader.num_docs:,} documents "
+    print(f"{len(queries)} queries, {len(terms)} terms, {len(docids):,} postings, {reader.num_docs:,} documents "
           f"-> {out}")
 
 

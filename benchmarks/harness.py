@@ -198,3 +198,22 @@ def machine() -> str:
 
     return (f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus, "
             f"{psutil.virtual_memory().total / 2**30:.1f} GiB RAM, Python {platform.python_version()}")
+
+
+def flat_query_layout(queries: dict) -> tuple:
+    """``Scorer._read_flat``'s layout of analysed queries (``analyse_queries``: qid -> terms), for a benchmark
+    that reads the postings itself: ``(terms, term_offsets, query_term_offsets, placements)``, each query's
+    terms one after the other, a term's df rows each, ``placements`` a term's offsets (as
+    ``IndexReader.postings_into`` takes them)."""
+    import numpy as np  # deferred: the parents that only run children never load numpy
+
+    per_query = list(queries.values())
+    terms = [t for query_terms in per_query for t in query_terms]
+    term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum([t.df for t in terms], out=term_offsets[1:])
+    query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+    np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
+    placements: dict[str, list[int]] = {}
+    for t, at in zip(terms, term_offsets[:-1].tolist()):
+        placements.setdefault(t.term, []).append(at)
+    return terms, term_offsets, query_term_offsets, placements

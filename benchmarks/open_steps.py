@@ -36,6 +36,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import flat_query_layout  # noqa: E402  (the layout Scorer._read_flat makes)
+
 STEPS = ["reader", "scorer", "analysis", "postings", "decode", "pages", "numba start", "candidate slots", "query views"]
 #: steps that are parts of "postings", not added to the sum
 PARTS = ("decode", "pages")
@@ -101,16 +104,7 @@ def child(index: str, topics_path: str, public: bool) -> dict:
     start = clock()
     queries = analyse_queries(reader, topics)
     out["analysis"] = clock() - start
-    # Scorer._read_flat's layout: each query's terms one after the other, a term's df rows each
-    per_query = list(queries.values())
-    terms = [t for query_terms in per_query for t in query_terms]
-    term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum([t.df for t in terms], out=term_offsets[1:])
-    query_term_offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
-    np.cumsum([len(query_terms) for query_terms in per_query], out=query_term_offsets[1:])
-    placements: dict[str, list[int]] = {}
-    for t, at in zip(terms, term_offsets[:-1].tolist()):
-        placements.setdefault(t.term, []).append(at)
+    terms, term_offsets, query_term_offsets, placements = flat_query_layout(queries)
     start = clock()
     docids = np.empty(term_offsets[-1], dtype=np.int32)
     tfs = np.empty(term_offsets[-1], dtype=np.int32)
