@@ -33,7 +33,9 @@ echo "slurm.sh: $(slurmctld -V), munge $(munged -V 2>&1 | awk '{print $2}' | hea
 WORK="$(mktemp -d /tmp/irgrid-slurm.XXXXXX)"
 # The configuration at SLURM's default path: the SLURM executor's job steps drop every SLURM_*
 # variable (SLURM_CONF too) before their srun, which then looks only there. One found there is
-# kept aside and put back at the end.
+# kept aside and put back at the end, unless it is this script's own, left by a run killed before
+# its teardown: put back, it would name a controller that is gone, and every later Snakemake start
+# would wait on it (the SLURM executor plugin runs `scontrol show config` when it is imported).
 export SLURM_CONF=/etc/slurm/slurm.conf
 SLURM_CONF_ASIDE="$WORK/slurm.conf.machine"
 MUNGE_SOCKET="$WORK/munge/munge.socket"
@@ -79,6 +81,10 @@ munged --force --socket="$MUNGE_SOCKET" --key-file="$WORK/munge/munge.key" --pid
 # hold both and wait for ever on workers that cannot start.
 memory_mb=$(( $(free -m | awk '/^Mem:/ {print $2}') - 1024 ))
 mkdir -p "$(dirname "$SLURM_CONF")"
+if [ -e "$SLURM_CONF" ] && grep -qx 'ClusterName=irgridci' "$SLURM_CONF"; then
+  echo "slurm.sh: removing $SLURM_CONF, left by an earlier run of this script" >&2
+  rm -f "$SLURM_CONF"
+fi
 [ -e "$SLURM_CONF" ] && mv "$SLURM_CONF" "$SLURM_CONF_ASIDE"
 cat > "$SLURM_CONF" <<CONF
 ClusterName=irgridci
