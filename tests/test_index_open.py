@@ -4,6 +4,9 @@ a prepared query's slots made on first use."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +24,7 @@ from irgrid.index.format import DOCS_SCHEMA
 from irgrid.index.reader import ROW_GROUP_ROWS, _group_starts
 from irgrid.models import get_model
 from irgrid.retrieve import Scorer
+from irgrid.runs import read_topics
 
 # docnos whose order is not the documents' (nor their lengths'), with ties in the scores below:
 # "d10" sorts before "d9", "B" before "a", "é" after every ASCII docno
@@ -84,13 +88,13 @@ def test_scorer_takes_the_stored_ranks_and_a_reader_without_them_gives_the_same(
 
 def test_open_reads_no_docno_until_asked(unsorted_index, monkeypatch):
     asked = []
-    real = reader_mod.pq.read_table
+    real = reader_mod.read_parquet_file
 
-    def spy(path, *args, **kwargs):
-        asked.append((Path(path).name, kwargs.get("columns")))
-        return real(path, *args, **kwargs)
+    def spy(path, columns=None):
+        asked.append((Path(path).name, columns))
+        return real(path, columns)
 
-    monkeypatch.setattr(reader_mod.pq, "read_table", spy)
+    monkeypatch.setattr(reader_mod, "read_parquet_file", spy)
     reader = IndexReader(unsorted_index)
     assert asked == [("docs.parquet", ["length", "unique_terms", "docno_rank"])]
     Scorer(reader)  # the Scorer needs no docno either
@@ -175,3 +179,41 @@ def test_a_query_of_a_prepared_set_makes_its_slots_from_the_set(unsorted_index):
     assert queries[-1].qid == "4" and [q.qid for q in queries[1:3]] == ["2", "3"]
     with pytest.raises(IndexError):
         queries[4]
+
+
+def test_the_open_reads_the_tables_pq_read_table_reads(unsorted_index, tmp_path):
+    """The reader's tables (read without pyarrow.dataset) against ``pq.read_table``'s, the old read."""
+    reader = IndexReader(unsorted_index)
+    docs = pq.read_table(unsorted_index / "docs.parquet")
+    assert reader.doc_lengths.tolist() == docs.column("length").to_pylist()
+    assert reader.doc_unique_terms.tolist() == docs.column("unique_terms").to_pylist()
+    assert reader.docno_rank.tolist() == docs.column("docno_rank").to_pylist()
+    assert reader.docnos_arrow.equals(docs.column("docno").combine_chunks())
+    terms = pq.read_table(unsorted_index / "terms.parquet")
+    assert reader._term_table().column_names == terms.column_names
+    assert all(reader._term_table().column(name).equals(terms.column(name)) for name in terms.column_names)
+    assert reader.vocabulary == terms.column("term").to_pylist()
+    # topics: a retrieval job's read against pandas' read of the same file
+    topics = pd.DataFrame({"qid": ["2", "10", "é"], "text": ["cat dog", "", "bone é"]})
+    pq.write_table(pa.Table.from_pandas(topics), tmp_path / "topics.parquet")
+    pd.testing.assert_frame_equal(read_topics(tmp_path / "topics.parquet"),
+                                  pq.read_table(tmp_path / "topics.parquet").to_pandas(), check_exact=True)
+
+
+OPEN_CHILD = """
+import json, sys
+import pandas as pd
+from irgrid.index import IndexReader
+from irgrid.retrieve import Scorer
+from irgrid.runs import read_topics
+prepared = Scorer(IndexReader(sys.argv[1])).prepare(read_topics(sys.argv[2]))
+print(json.dumps({"queries": len(list(prepared)), "dataset": "pyarrow.dataset" in sys.modules}))
+"""
+
+
+def test_a_retrieval_process_open_does_not_import_pyarrow_dataset(unsorted_index, tmp_path):
+    """pq.read_table's first call imports pyarrow.dataset: a fresh process's open reads its files without it."""
+    pq.write_table(pa.table({"qid": ["1", "2"], "text": ["cat", "dog bone"]}), tmp_path / "topics.parquet")
+    done = subprocess.run([sys.executable, "-c", OPEN_CHILD, str(unsorted_index), str(tmp_path / "topics.parquet")],
+                          check=True, capture_output=True, text=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"queries": 2, "dataset": False}

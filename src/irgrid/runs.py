@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InputFormatError
-from .io import atomic_path, write_parquet
+from .io import atomic_path, read_parquet_file, write_parquet
 
 #: a topics column listing each query's own candidate documents (docnos): rank those, not the collection
 CANDIDATES_COLUMN = "candidates"
@@ -36,7 +36,7 @@ RUN_WRITE_OPTIONS = {"use_dictionary": ["qid", "docno", "rank"], "write_statisti
 
 def read_topics(path: str | os.PathLike) -> pd.DataFrame:
     """Topics Parquet (qid, text) as written by irgrid.collections.write_topics."""
-    table = pq.read_table(path)
+    table = read_parquet_file(path)
     missing = {"qid", "text"} - set(table.column_names)
     if missing:
         raise InputFormatError(path, None, "a topics table with columns qid, text", f"columns {table.column_names}")

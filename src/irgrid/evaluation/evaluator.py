@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from ir_measures.providers.pytrec_eval_provider import PytrecEvalEvaluator
 
 from ..errors import ConfigError, InputFormatError
-from ..io import write_parquet
+from ..io import read_parquet_file, write_parquet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,13 +119,6 @@ def _stored_as_dictionary(metadata: pq.FileMetaData, column: int) -> bool:
     (uncompressed, dictionary pages included), which plain strings, a 4-byte length each, cannot be."""
     chunks = [metadata.row_group(group).column(column) for group in range(metadata.num_row_groups)]
     return all(chunk.has_dictionary_page and chunk.total_uncompressed_size < 4 * chunk.num_values for chunk in chunks)
-
-
-def read_parquet_file(path: str | os.PathLike) -> pa.Table:
-    """One Parquet file, read without ``pq.read_table``'s dataset layer: its first use imports
-    pyarrow.dataset, a noticeable share of the CPU of every job that reads a file (the same table)."""
-    with pq.ParquetFile(path) as file:
-        return file.read()
 
 
 def qrels_columns(qrels: pd.DataFrame | pa.Table) -> tuple[list[str], list[str], list[int]]:

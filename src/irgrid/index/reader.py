@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from irgrid.analysis import Analyzer
+from irgrid.io import read_parquet_file
 
 from .format import DOCS_OPEN_COLUMNS, POSITIONS_ROW_GROUP, POSTINGS_ROW_GROUP, read_index_stats
 from .forward import ForwardIndex, forward_index_dir
@@ -89,7 +90,7 @@ class IndexReader:
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
         # the columns a ranking needs; the docno strings are read on first use (docnos_arrow)
-        docs = pq.read_table(self.path / "docs.parquet", columns=DOCS_OPEN_COLUMNS)
+        docs = read_parquet_file(self.path / "docs.parquet", DOCS_OPEN_COLUMNS)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
         #: each document's position among the docnos sorted (distinct): the rankers' tie-break key
@@ -105,7 +106,7 @@ class IndexReader:
     def docnos_arrow(self) -> pa.Array:
         """The docnos in docid order as one Arrow string array (read on first use: a process that
         ranks needs them only to write its runs)."""
-        docs = pq.read_table(self.path / "docs.parquet", columns=["docno"])
+        docs = read_parquet_file(self.path / "docs.parquet", ["docno"])
         return docs.column("docno").combine_chunks().cast(pa.string())
 
     @functools.cached_property
@@ -121,7 +122,7 @@ class IndexReader:
     def _term_table(self) -> pa.Table:
         """terms.parquet: a term's row is its id (terms sorted)."""
         if self._terms_table is None:
-            table = pq.read_table(self.path / "terms.parquet")
+            table = read_parquet_file(self.path / "terms.parquet")
             # one chunk per column: .chunk(0) is then the whole column
             self._terms_table = pa.Table.from_arrays(
                 [pa.chunked_array([table.column(name).combine_chunks()]) for name in table.column_names],

@@ -1,0 +1,120 @@
+"""A fresh retrieval process's open and first BM25 query, two checkouts' src alternating, in CPU
+seconds of fresh processes.
+
+    python benchmarks/open_job.py --index DIR --topics TOPICS.parquet --src A/src --src B/src [--repeats 5]
+
+Each child imports numba and the modules a retrieval job loads (irgrid.index, irgrid.models,
+irgrid.retrieve, irgrid.runs: not counted, as in scale.py) and then times, in CPU seconds of the
+process (user + system), one of two opens:
+
+  job    the topics read as a retrieval job reads them (irgrid.runs.read_topics), then
+         Scorer(IndexReader(index)).prepare(topics) and list(prepared)
+  scale  the same with the topics read by pandas before the clock starts (scale.py's "open":
+         pandas' read imports pyarrow.dataset, outside the time)
+
+and the first BM25 query after it (Scorer.top of the first query, k1 1.2, b 0.75, depth 1000). The
+children run in turns (checkout A job, B job, A scale, B scale, ...); the parent prints the median
+[min-max] of each checkout's steps and the load average (1 min) at the children.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SINGLE_THREAD_ENV = {name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
+WAYS = ("job", "scale")
+
+
+def child(index: str, topics_path: str, way: str) -> dict:
+    import numba  # noqa: F401
+    import pandas as pd
+
+    import irgrid.index
+    import irgrid.models
+    import irgrid.retrieve
+    import irgrid.runs  # noqa: F401
+    from irgrid.index import IndexReader
+    from irgrid.models import get_model
+    from irgrid.retrieve import Scorer
+    from irgrid.runs import read_topics
+
+    model = get_model("bm25")
+    point = model.check_point({"k1": 1.2, "b": 0.75})
+    clock = time.process_time
+    topics = pd.read_parquet(topics_path) if way == "scale" else None
+    out: dict = {"dataset imported before": "pyarrow.dataset" in sys.modules}
+    start = clock()
+    if topics is None:
+        topics = read_topics(topics_path)
+    out["topics"] = clock() - start
+    at = clock()
+    reader = IndexReader(index)
+    out["reader"] = clock() - at
+    at = clock()
+    scorer = Scorer(reader)
+    prepared = scorer.prepare(topics)
+    list(prepared)
+    out["scorer + prepare"] = clock() - at
+    out["open"] = clock() - start
+    at = clock()
+    scorer.top(model, prepared, point, 1000, 0, 1)
+    out["first query"] = clock() - at
+    out["open + first query"] = clock() - start
+    out["dataset imported after"] = "pyarrow.dataset" in sys.modules
+    return out
+
+
+def run_child(args, src: str, way: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=src, **SINGLE_THREAD_ENV)
+    command = [sys.executable, "-W", "ignore", __file__, "--_child", way, "--index", str(args.index),
+               "--topics", str(args.topics)]
+    done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["load"] = os.getloadavg()[0]
+    return result
+
+
+def spread(values) -> str:
+    return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", required=True)
+    parser.add_argument("--topics", required=True)
+    parser.add_argument("--src", action="append", default=[], help="a checkout's src (twice: A and B)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--_child", choices=WAYS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args._child:
+        print(json.dumps(child(args.index, args.topics, args._child)))
+        return
+    if len(args.src) != 2:
+        parser.error("give --src twice: the two checkouts' src")
+    print(f"index {args.index}, topics {args.topics}, {args.repeats} fresh processes a line (CPU s, "
+          f"median [min-max]); load {os.getloadavg()[0]:.1f}", flush=True)
+    results: dict = {(src, way): [] for src in args.src for way in WAYS}
+    for _ in range(args.repeats):
+        for way in WAYS:
+            for src in args.src:  # alternating checkouts, one fresh process each
+                results[(src, way)].append(run_child(args, src, way))
+    steps = ["topics", "reader", "scorer + prepare", "open", "first query", "open + first query"]
+    for way in WAYS:
+        for src in args.src:
+            runs = results[(src, way)]
+            print(f"{way} open, {src} (pyarrow.dataset imported before the clock: "
+                  f"{runs[0]['dataset imported before']}, after: {runs[0]['dataset imported after']})")
+            for step in steps:
+                print(f"  {step:20s} {spread([r[step] for r in runs])}")
+            print(f"  {'load (1 min)':20s} {spread([r['load'] for r in runs])}")
+
+
+if __name__ == "__main__":
+    main()
