@@ -452,6 +452,8 @@ def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores,
 
 @njit(cache=True, nogil=True)
 def _result_offsets(candidate_offsets, first_query, last_query, depth):
+    """``(offsets, most)``: where each of queries ``first_query:last_query``'s ``min(depth, candidates)`` rows
+    start in a ranking of them, their total last; the most candidates of a query."""
     offsets = np.zeros(last_query - first_query + 1, np.int64)
     most = 0
     for q in range(first_query, last_query):
@@ -484,6 +486,12 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     return out_docids, out_scores, offsets
 
 
+def result_offsets(candidate_offsets, first_query, last_query, depth) -> np.ndarray:
+    """Where each of queries ``first_query:last_query``'s ranking starts in :func:`score_and_rank`'s
+    outputs (``min(depth, candidates)`` rows a query), their total last."""
+    return _result_offsets(candidate_offsets, first_query, last_query, depth)[0]
+
+
 #: postings of a term whose parts :func:`score_and_rank` computes before adding them to the candidates
 POSTINGS_CHUNK = 512
 
@@ -495,7 +503,7 @@ POSTINGS_CHUNK = 512
 def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
                    docno_rank, depth, first_query, last_query, posting_parts, document_values, candidate_ranks,
-                   posting_lengths):
+                   posting_lengths, offsets, out_docids, out_scores):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
@@ -518,9 +526,11 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     Each point's scores are
     added in posting order from zero, then the per-document part and the query weight are
     applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
-    numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
-    offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
-    ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
+    numbers are the same to the last bit, whatever the block.  Writes point ``j``'s ranking of
+    query ``first_query + i`` at ``out_docids[j, offsets[i]:offsets[i+1]]`` (and ``out_scores``):
+    ``offsets`` is :func:`result_offsets`' (every point ranks min(depth, candidates) a query), the
+    outputs (P, ``offsets[-1]``) the caller's, so that it can map their pages at once
+    (:func:`irgrid.retrieve.populated.populated_empty`: a block's rankings are tens of MB).
 
     For a ``tabulated`` weighting (a part that reads no length: Dirichlet's, the sentence
     TF-IDF's), ``posting_parts`` holds each posting's part, computed once for the block's
@@ -541,9 +551,9 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     Positions in the postings and the block's slots are unsigned (the module's note on indices).
     """
     num_points = params.shape[0]
-    offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
-    out_docids = np.empty((num_points, offsets[-1]), np.int32)
-    out_scores = np.empty((num_points, offsets[-1]), np.float64)
+    most = 0
+    for q in range(first_query, last_query):
+        most = max(most, candidate_offsets[q + 1] - candidate_offsets[q])
     block = np.empty(most * num_points, np.float64)
     work = np.empty(most, np.int64)
     # a chunk of one term's postings, each point's weight * part in a row of its own: computed over the
@@ -596,4 +606,3 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
             ranks = candidate_ranks[lo:lo + n] if len(candidate_ranks) else candidate_ranks
             _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
                           offsets[q - first_query], work, ranks)
-    return out_docids, out_scores, offsets
