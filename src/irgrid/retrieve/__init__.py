@@ -35,6 +35,7 @@ from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
 from ..numba_start import import_arraymath_without_blas_probe
 from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
+from . import populated
 from .compiled import compile_query_set
 from .populated import gathered, populated_empty
 from .prepared import (
@@ -61,6 +62,10 @@ QUERY_BLOCK_POSTINGS = 10_000_000
 #: with more than one block, a grid's points are scored this many rows' worth a pass
 PASS_RESULT_ROWS = 25_000_000
 log = logging.getLogger(__name__)
+#: score_and_rank's outputs when it allocates them itself (Scorer._top_block)
+_NO_OFFSETS = np.zeros(0, dtype=np.int64)
+_NO_DOCIDS = np.zeros((0, 0), dtype=np.int32)
+_NO_SCORES = np.zeros((0, 0), dtype=np.float64)
 
 
 def _concatenated_tops(tops: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]):
@@ -536,18 +541,19 @@ class Scorer:
         tabulated = not weighting.reads_length
 
         def rank_queries(lo: int, hi: int):
-            offsets = result_offsets(queries.candidate_offsets, lo, hi, depth)
-            # the block's rankings (tens of MB for a large set) mapped at once (populated_empty)
-            shape = (len(points), int(offsets[-1]))
-            out_docids = populated_empty(shape[0] * shape[1], np.int32).reshape(shape)
-            out_scores = populated_empty(shape[0] * shape[1], np.float64).reshape(shape)
-            score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights, query_constants,
-                           query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
-                           queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
-                           queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
-                           posting_parts, candidate_values, candidate_ranks, posting_lengths, offsets, out_docids,
-                           out_scores)
-            return out_docids, out_scores, offsets
+            offsets, out_docids, out_scores = _NO_OFFSETS, _NO_DOCIDS, _NO_SCORES  # the kernel allocates them
+            if len(points) * depth * (hi - lo) * 12 >= populated.POPULATED_BYTES:  # at most this many bytes of rankings
+                # a large set's rankings (tens of MB a block) mapped at once (populated_empty)
+                offsets = result_offsets(queries.candidate_offsets, lo, hi, depth)
+                shape = (len(points), int(offsets[-1]))
+                out_docids = populated_empty(shape[0] * shape[1], np.int32).reshape(shape)
+                out_scores = populated_empty(shape[0] * shape[1], np.float64).reshape(shape)
+            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights,
+                                  query_constants, query_lengths, weights, queries.term_offsets,
+                                  queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
+                                  queries.global_slots, queries.candidates, queries.candidate_offsets,
+                                  self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
+                                  posting_lengths, offsets, out_docids, out_scores)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)

@@ -35,14 +35,9 @@ def populated_empty(length: int, dtype) -> np.ndarray:
 
 
 def gathered(table: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """``table[indices]`` (``indices`` non-negative int32, below ``len(table)``) into a :func:`populated_empty`
-    array; for a 2-D ``table``, its rows."""
-    out = populated_empty(len(indices) * int(np.prod(table.shape[1:])), table.dtype).reshape(
-        (len(indices), *table.shape[1:]))
-    if table.ndim == 1:
-        _gather_into(table, indices, out)
-    else:
-        _gather_rows_into(table, indices, out)
+    """``table[indices]`` (``indices`` non-negative, below ``len(table)``) into a :func:`populated_empty` array."""
+    out = populated_empty(len(indices), table.dtype)
+    _gather_into(table, indices, out)
     return out
 
 
@@ -50,12 +45,3 @@ def gathered(table: np.ndarray, indices: np.ndarray) -> np.ndarray:
 def _gather_into(table, indices, out):
     for i in range(len(indices)):
         out[i] = table[np.uint32(indices[i])]  # unsigned: no wrap-around check of a negative index
-
-
-@njit(cache=True, nogil=True)
-def _gather_rows_into(table, indices, out):
-    width = table.shape[1]
-    for i in range(len(indices)):
-        row = np.uint32(indices[i])
-        for k in range(width):
-            out[i, k] = table[row, k]

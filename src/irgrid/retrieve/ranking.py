@@ -526,11 +526,13 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     Each point's scores are
     added in posting order from zero, then the per-document part and the query weight are
     applied, exactly as ``Scorer.score`` and ``RetrievalModel.complete_scores`` do, so the
-    numbers are the same to the last bit, whatever the block.  Writes point ``j``'s ranking of
-    query ``first_query + i`` at ``out_docids[j, offsets[i]:offsets[i+1]]`` (and ``out_scores``):
-    ``offsets`` is :func:`result_offsets`' (every point ranks min(depth, candidates) a query), the
-    outputs (P, ``offsets[-1]``) the caller's, so that it can map their pages at once
-    (:func:`irgrid.retrieve.populated.populated_empty`: a block's rankings are tens of MB).
+    numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
+    offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
+    ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
+    The caller may pass them: ``offsets`` as :func:`result_offsets` gives them and outputs of
+    (P, ``offsets[-1]``) whose pages it mapped at once
+    (:func:`irgrid.retrieve.populated.populated_empty`: a block's rankings are tens of MB); or
+    empty arrays, and the kernel allocates them.
 
     For a ``tabulated`` weighting (a part that reads no length: Dirichlet's, the sentence
     TF-IDF's), ``posting_parts`` holds each posting's part, computed once for the block's
@@ -554,6 +556,10 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     most = 0
     for q in range(first_query, last_query):
         most = max(most, candidate_offsets[q + 1] - candidate_offsets[q])
+    if len(offsets) == 0:  # small outputs: allocated here (a call from Python to map them costs more)
+        offsets = _result_offsets(candidate_offsets, first_query, last_query, depth)[0]
+        out_docids = np.empty((num_points, offsets[-1]), np.int32)
+        out_scores = np.empty((num_points, offsets[-1]), np.float64)
     block = np.empty(most * num_points, np.float64)
     work = np.empty(most, np.int64)
     # a chunk of one term's postings, each point's weight * part in a row of its own: computed over the
@@ -606,3 +612,4 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
             ranks = candidate_ranks[lo:lo + n] if len(candidate_ranks) else candidate_ranks
             _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
                           offsets[q - first_query], work, ranks)
+    return out_docids, out_scores, offsets
