@@ -82,13 +82,18 @@ def test_arrow_run_round_trips_through_write_run(tmp_path):
     pd.testing.assert_frame_equal(back, scorer.run(model, prepared, model.check_point({}), 10), check_dtype=False)
 
 
-@given(docids=st.lists(st.lists(st.integers(0, 4), max_size=12), min_size=1, max_size=4))
-def test_docno_column_is_arrows_take_whatever_the_rows_before(docids):
-    # fixed-width docnos are gathered by numpy, their offsets kept for the next call of as many rows
+@settings(deadline=None)  # a Scorer an example, on a loaded machine
+@given(docids=st.lists(st.lists(st.integers(0, 4), max_size=12), min_size=1, max_size=4), populated=st.booleans())
+def test_docno_column_is_arrows_take_whatever_the_rows_before(docids, populated):
+    # fixed-width docnos are gathered by numpy, their offsets kept for the next call of as many rows;
+    # populated: into an array mapped by populated_empty, however small
     scorer = Scorer(TinyIndex({f"d{n:02d}": ["a"] for n in (3, 1, 4, 0, 2)}))
+    threshold = 0 if populated else populated_module.POPULATED_BYTES
     for rows in docids:
         rows = np.array(rows, dtype=np.int32)
-        assert scorer.docno_column(rows).equals(scorer.docnos_arrow.take(pa.array(rows)))
+        with mock.patch.object(populated_module, "POPULATED_BYTES", threshold):
+            column = scorer.docno_column(rows)
+        assert column.equals(scorer.docnos_arrow.take(pa.array(rows)))
 
 
 # no deadline: the first example loads (or compiles) the numba kernel
@@ -200,12 +205,14 @@ def test_long_runs_of_tied_scores_are_cut_by_docno():
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), depth=st.sampled_from([5, 100, 1000]), lengths=st.integers(1, 4))
-def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed, depth, lengths):
+@given(seed=st.integers(0, 10**6), depth=st.sampled_from([5, 100, 1000]), lengths=st.integers(1, 4),
+       populated=st.booleans())
+def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed, depth, lengths, populated):
     # thousands of candidates a query at few distinct (tf, length) pairs: long runs of tied scores at
     # the cut and within the best, docnos in an order unrelated to docids; a grid of several blocks
     # reads its ties' docno ranks and its postings' lengths gathered once (Scorer.grid_layout), a
-    # point alone looks them up: both must be a sort of every candidate by (-score, docno)
+    # point alone looks them up: both must be a sort of every candidate by (-score, docno).
+    # populated: the kernel's outputs and the gathered layout mapped by populated_empty, however small
     import irgrid.retrieve as retrieve
 
     rng = np.random.default_rng(seed)
@@ -218,15 +225,12 @@ def test_a_grid_with_long_tied_segments_ranks_as_a_sort_of_every_candidate(seed,
     model = get_model("bm25")
     points = [model.check_point({"k1": k1, "b": b}) for k1 in (0.6, 1.2) for b in (0.0, 0.75)]
     prepared = scorer.prepare(topics, model, points)
-    saved = retrieve.BLOCK_POINTS
-    retrieve.BLOCK_POINTS = 2
-    try:
+    threshold = 0 if populated else populated_module.POPULATED_BYTES
+    with mock.patch.object(retrieve, "BLOCK_POINTS", 2), mock.patch.object(populated_module, "POPULATED_BYTES", threshold):
         grid = scorer.top_points(model, prepared, points, depth)
-    finally:
-        retrieve.BLOCK_POINTS = saved
+        alone_of_points = [scorer.top(model, prepared, point, depth) for point in points]
     assert getattr(prepared, "_grid_layout", None) is not None
-    for point, (docids, scores, offsets) in zip(points, grid):
-        alone = scorer.top(model, prepared, point, depth)
+    for point, (docids, scores, offsets), alone in zip(points, grid, alone_of_points):
         for q, query in enumerate(prepared):
             query_scores = scorer.score(model, query, point)
             expected = sorted(range(len(query.candidates)), key=lambda c: (-query_scores[c], docnos[query.candidates[c]]))
@@ -642,6 +646,18 @@ def test_a_populated_array_holds_what_is_written_as_numpys_does(length, dtype):
         assert array.shape == (length,) and array.dtype == np.dtype(dtype) and array.flags.writeable
         array[:] = values
         assert np.array_equal(array, values)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 50), length=st.integers(0, 200),
+       dtype=st.sampled_from([np.int32, np.float64, np.uint8]), populated=st.booleans())
+def test_gathered_is_numpys_fancy_indexing(data, rows, length, dtype, populated):
+    table = np.random.default_rng(rows).integers(0, 100, rows).astype(dtype)
+    indices = np.array(data.draw(st.lists(st.integers(0, rows - 1), min_size=length, max_size=length)), np.int32)
+    with mock.patch.object(populated_module, "POPULATED_BYTES", 0 if populated else populated_module.POPULATED_BYTES):
+        got = populated_module.gathered(table, indices)
+    expected = table[indices]
+    assert got.dtype == expected.dtype and got.shape == expected.shape and np.array_equal(got, expected)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

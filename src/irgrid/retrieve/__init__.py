@@ -35,7 +35,9 @@ from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
 from ..numba_start import import_arraymath_without_blas_probe
 from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
+from . import populated
 from .compiled import compile_query_set
+from .populated import gathered, populated_empty
 from .prepared import (
     QUERY_CACHE_BYTES,
     PreparedQuery,
@@ -46,7 +48,7 @@ from .prepared import (
     feature_values,
     warn_of_empty_queries,
 )
-from .ranking import score_and_rank, top_k
+from .ranking import result_offsets, score_and_rank, top_k
 
 #: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
 #: read once for the block, so a point costs less in a larger block, less so past a few points
@@ -60,6 +62,10 @@ QUERY_BLOCK_POSTINGS = 10_000_000
 #: with more than one block, a grid's points are scored this many rows' worth a pass
 PASS_RESULT_ROWS = 25_000_000
 log = logging.getLogger(__name__)
+#: score_and_rank's outputs when it allocates them itself (Scorer._top_block)
+_NO_OFFSETS = np.zeros(0, dtype=np.int64)
+_NO_DOCIDS = np.zeros((0, 0), dtype=np.int32)
+_NO_SCORES = np.zeros((0, 0), dtype=np.float64)
 
 
 def _concatenated_tops(tops: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]):
@@ -510,9 +516,9 @@ class Scorer:
         block's lengths would look them up in tables of every document (benchmarks/HISTORY.md)."""
         found = getattr(queries, "_grid_layout", None)
         if found is None or found[0] is not self.docno_order:
-            found = (self.docno_order, np.take(self.docno_order, queries.candidates), np.zeros(0, dtype=np.int32))
+            found = (self.docno_order, gathered(self.docno_order, queries.candidates), np.zeros(0, dtype=np.int32))
         if model.weighting.reads_length and not len(found[2]):
-            found = (found[0], found[1], np.take(self.int_doc_lengths, queries.docids))
+            found = (found[0], found[1], gathered(self.int_doc_lengths, queries.docids))
         queries._grid_layout = found
         return found[1], found[2]
 
@@ -535,11 +541,19 @@ class Scorer:
         tabulated = not weighting.reads_length
 
         def rank_queries(lo: int, hi: int):
-            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights, query_constants,
-                                  query_lengths, weights, queries.term_offsets, queries.query_term_offsets,
-                                  queries.tfs, queries.docids, self.int_doc_lengths, queries.global_slots,
-                                  queries.candidates, queries.candidate_offsets, self.docno_order, depth, lo, hi,
-                                  posting_parts, candidate_values, candidate_ranks, posting_lengths)
+            offsets, out_docids, out_scores = _NO_OFFSETS, _NO_DOCIDS, _NO_SCORES  # the kernel allocates them
+            if len(points) * depth * (hi - lo) * 12 >= populated.POPULATED_BYTES:  # at most this many bytes of rankings
+                # a large set's rankings (tens of MB a block) mapped at once (populated_empty)
+                offsets = result_offsets(queries.candidate_offsets, lo, hi, depth)
+                shape = (len(points), int(offsets[-1]))
+                out_docids = populated_empty(shape[0] * shape[1], np.int32).reshape(shape)
+                out_scores = populated_empty(shape[0] * shape[1], np.float64).reshape(shape)
+            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights,
+                                  query_constants, query_lengths, weights, queries.term_offsets,
+                                  queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
+                                  queries.global_slots, queries.candidates, queries.candidate_offsets,
+                                  self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
+                                  posting_lengths, offsets, out_docids, out_scores)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)
@@ -591,7 +605,9 @@ class Scorer:
         When every docno has the same length (most collections' ids), one numpy gather of
         fixed-width rows and offsets made by arithmetic: half the cost of Arrow's take,
         which reads each docno's offsets before its bytes (two cache misses a row). The gather is
-        ``np.take``, which copies a row of a void dtype at less cost than fancy indexing does.
+        ``np.take``, which copies a row of a void dtype at less cost than fancy indexing does, into
+        an array whose pages are mapped at once (:func:`~irgrid.retrieve.populated.populated_empty`:
+        the runs of a grid are fresh memory each).
         """
         if self._docno_rows is None or len(docids) * self._docno_rows.itemsize >= 2**31:
             return self.docnos_arrow.take(pa.array(docids))
@@ -601,7 +617,8 @@ class Scorer:
             self._docno_offsets = (len(docids), pa.py_buffer(np.arange(0, (len(docids) + 1) * width, width,
                                                                        dtype=np.int32)))
         return pa.StringArray.from_buffers(len(docids), self._docno_offsets[1],
-                                           pa.py_buffer(np.take(self._docno_rows, docids)))
+                                           pa.py_buffer(np.take(self._docno_rows, docids,
+                                                                out=populated_empty(len(docids), self._docno_rows.dtype))))
 
     def _run_tables(self, queries: PreparedQuerySet, tops) -> list[pa.Table]:
         return [self.run_table_of(queries.qids, top, queries) for top in tops]

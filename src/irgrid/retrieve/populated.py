@@ -6,6 +6,9 @@ postings as much as the pass itself (``candidate_slots``' output). Linux maps an
 pages at once when asked (``MAP_POPULATE``): the same zeroed pages, without a trap each. numpy's
 own large arrays ask for transparent huge pages instead, whose first use is fast or very slow by
 the state of the machine's memory (the kernel compacts it to find 2 MiB pages).
+
+A gather into such an array (:func:`gathered`) is a numba loop: ``np.take`` with int32 indices
+first copies them into a fresh array of 8-byte indices, twice the output's pages again.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import mmap
 
 import numpy as np
+from numba import njit
 
 #: arrays smaller than this are numpy's (a mapping of its own costs more than the faults it saves)
 POPULATED_BYTES = 1 << 22
@@ -28,3 +32,16 @@ def populated_empty(length: int, dtype) -> np.ndarray:
         return np.empty(length, dtype)
     region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
     return np.frombuffer(region, dtype, length)  # the array holds the mapping; unmapped with the array
+
+
+def gathered(table: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``table[indices]`` (``indices`` non-negative, below ``len(table)``) into a :func:`populated_empty` array."""
+    out = populated_empty(len(indices), table.dtype)
+    _gather_into(table, indices, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_into(table, indices, out):
+    for i in range(len(indices)):
+        out[i] = table[np.uint32(indices[i])]  # unsigned: no wrap-around check of a negative index

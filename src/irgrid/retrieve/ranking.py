@@ -452,6 +452,8 @@ def _rank_segment(scores, candidates, docno_rank, depth, out_docids, out_scores,
 
 @njit(cache=True, nogil=True)
 def _result_offsets(candidate_offsets, first_query, last_query, depth):
+    """``(offsets, most)``: where each of queries ``first_query:last_query``'s ``min(depth, candidates)`` rows
+    start in a ranking of them, their total last; the most candidates of a query."""
     offsets = np.zeros(last_query - first_query + 1, np.int64)
     most = 0
     for q in range(first_query, last_query):
@@ -484,6 +486,12 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
     return out_docids, out_scores, offsets
 
 
+def result_offsets(candidate_offsets, first_query, last_query, depth) -> np.ndarray:
+    """Where each of queries ``first_query:last_query``'s ranking starts in :func:`score_and_rank`'s
+    outputs (``min(depth, candidates)`` rows a query), their total last."""
+    return _result_offsets(candidate_offsets, first_query, last_query, depth)[0]
+
+
 #: postings of a term whose parts :func:`score_and_rank` computes before adding them to the candidates
 POSTINGS_CHUNK = 512
 
@@ -495,7 +503,7 @@ POSTINGS_CHUNK = 512
 def score_and_rank(weighting, tabulated, params, term_constants, term_weights, query_constants, query_lengths, query_weights,
                    term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates, candidate_offsets,
                    docno_rank, depth, first_query, last_query, posting_parts, document_values, candidate_ranks,
-                   posting_lengths):
+                   posting_lengths, offsets, out_docids, out_scores):
     """Score and rank queries ``first_query:last_query`` of a prepared set for a block of P points, one pass each.
 
     Point ``j``'s inputs are row ``j`` of ``params`` (P, per model), ``term_constants`` and
@@ -521,6 +529,10 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     numbers are the same to the last bit, whatever the block.  Returns ``(docids, scores,
     offsets)``: point ``j``'s ranking of query ``first_query + i`` is at
     ``docids[j, offsets[i]:offsets[i+1]]`` (every point ranks min(depth, candidates) a query).
+    The caller may pass them: ``offsets`` as :func:`result_offsets` gives them and outputs of
+    (P, ``offsets[-1]``) whose pages it mapped at once
+    (:func:`irgrid.retrieve.populated.populated_empty`: a block's rankings are tens of MB); or
+    empty arrays, and the kernel allocates them.
 
     For a ``tabulated`` weighting (a part that reads no length: Dirichlet's, the sentence
     TF-IDF's), ``posting_parts`` holds each posting's part, computed once for the block's
@@ -541,9 +553,13 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
     Positions in the postings and the block's slots are unsigned (the module's note on indices).
     """
     num_points = params.shape[0]
-    offsets, most = _result_offsets(candidate_offsets, first_query, last_query, depth)
-    out_docids = np.empty((num_points, offsets[-1]), np.int32)
-    out_scores = np.empty((num_points, offsets[-1]), np.float64)
+    most = 0
+    for q in range(first_query, last_query):
+        most = max(most, candidate_offsets[q + 1] - candidate_offsets[q])
+    if len(offsets) == 0:  # small outputs: allocated here (a call from Python to map them costs more)
+        offsets = _result_offsets(candidate_offsets, first_query, last_query, depth)[0]
+        out_docids = np.empty((num_points, offsets[-1]), np.int32)
+        out_scores = np.empty((num_points, offsets[-1]), np.float64)
     block = np.empty(most * num_points, np.float64)
     work = np.empty(most, np.int64)
     # a chunk of one term's postings, each point's weight * part in a row of its own: computed over the
