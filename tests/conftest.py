@@ -22,6 +22,20 @@ from hypothesis import settings
 settings.register_profile("fast", max_examples=20)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the process starting pytest-xdist's workers (``-n``), before it starts them: numba's cache of
+    irgrid's kernels filled once (numba_cache.py), so that workers and the Snakemake jobs of the tests
+    load the kernels instead of each compiling them. A run without workers, or a worker, does nothing."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None) or config.option.collectonly:
+        return
+    # deferred: it imports irgrid's index, retrieval and evaluation, which a run without workers need not
+    from numba_cache import warm_numba_cache
+
+    warm_numba_cache()
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The checkout's root."""

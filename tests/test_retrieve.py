@@ -15,6 +15,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
+from numba.core import ir
+from numba.core import types as numba_types
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
+from numba.core.typed_passes import AnnotateTypes, IRLegalization, NoPythonSupportedFeatureValidation
 
 from irgrid.models import MODEL_FAMILIES, get_model
 from irgrid.retrieve import PreparedQuerySet, Scorer
@@ -257,18 +263,54 @@ def test_one_block_of_points_gathers_no_grid_layout():
     assert getattr(prepared, "_grid_layout", None) is not None
 
 
+class _Typed(Exception):
+    """Carries a fresh compilation's type annotation out of :class:`_TypedOnly`'s pipeline."""
+
+    def __init__(self, annotation):
+        super().__init__()
+        self.annotation = annotation
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _StopAfterAnnotation(AnalysisPass):
+    _name = "irgrid_tests_stop_after_annotation"
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        raise _Typed(state.type_annotation)
+
+
+class _TypedOnly(CompilerBase):
+    """numba's nopython pipeline up to its type annotation (the same passes, in the same order, as
+    ``define_nopython_pipeline``), without the lowering to machine code: the annotation is what the check
+    reads, and the lowering of every kernel's every signature is most of a fresh compilation's time."""
+
+    def define_pipelines(self):
+        manager = PassManager("typed_only")
+        manager.passes.extend(DefaultPassBuilder.define_untyped_pipeline(self.state).passes)
+        manager.passes.extend(DefaultPassBuilder.define_typed_pipeline(self.state).passes)
+        manager.add_pass(NoPythonSupportedFeatureValidation, "ensure features that are in use are in a valid form")
+        manager.add_pass(IRLegalization, "ensure IR is legal prior to lowering")
+        manager.add_pass(AnnotateTypes, "annotate types")
+        manager.add_pass(_StopAfterAnnotation, "stop after the annotation")
+        manager.finalize()
+        return [manager]
+
+
 def integers_typed_as_floats(dispatcher, signature):
     """The lines of ``dispatcher``'s fresh compilation for ``signature`` where integers become a float64:
     an arithmetic operation, a ``max``/``min`` of integers or a variable given integers of mixed signedness
     (numba types uint64 and int64 together as float64)."""
-    from numba import njit
-    from numba.core import ir
-    from numba.core import types as numba_types
-
     options = {key: value for key, value in dispatcher.targetoptions.items() if key not in ("cache", "nopython")}
-    fresh = njit(**options)(dispatcher.py_func)
-    fresh.compile(signature)
-    annotation = fresh.overloads[signature].type_annotation
+    fresh = njit(pipeline_class=_TypedOnly, **options)(dispatcher.py_func)
+    try:
+        fresh.compile(signature)
+    except _Typed as typed:
+        annotation = typed.annotation
+    else:
+        raise AssertionError("the typed-only pipeline ended without its annotation")
     types = annotation.typemap
     found = []
     for block in annotation.blocks.values():
@@ -288,8 +330,6 @@ def integers_typed_as_floats(dispatcher, signature):
 
 
 def test_integers_typed_as_floats_finds_a_count_of_mixed_signedness():
-    from numba import njit
-
     @njit
     def mixed(start, step):
         count = start
@@ -310,7 +350,7 @@ def test_integers_typed_as_floats_finds_a_count_of_mixed_signedness():
     assert integers_typed_as_floats(unmixed, unmixed.signatures[0]) == []
 
 
-@pytest.mark.slow  # compiles every ranking kernel afresh
+@pytest.mark.slow  # types every ranking kernel afresh
 def test_the_kernels_integer_arithmetic_stays_integer():
     # the kernels index through unsigned integers; numba types some mixes of integers as float64 (a
     # count or offset that would silently become a float): every kernel's every signature used by a
@@ -332,7 +372,7 @@ def test_the_kernels_integer_arithmetic_stays_integer():
     scorer.top(tfidf, scorer.prepare(topics, tfidf, [{}]), tfidf.check_point({}), 5)
     kernels = [kernel for kernel in vars(ranking).values() if isinstance(kernel, CPUDispatcher)]
     checked, floats = set(), []
-    # a kernel loaded from numba's cache never compiled its callees: compiling a fresh copy of it does
+    # a kernel loaded from numba's cache never compiled its callees: typing a fresh copy of it does
     while unchecked := [(k, s) for k in kernels for s in k.signatures if (k, s) not in checked]:
         checked.add(unchecked[0])
         floats += integers_typed_as_floats(*unchecked[0])
