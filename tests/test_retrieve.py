@@ -452,23 +452,32 @@ def test_radix_keys_are_ordered_by_their_highest_varying_bits(keys, spread_bits,
         assert prefixes == sorted(prefixes)
 
 
-@settings(max_examples=200, deadline=None)
-@given(bases=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
-                      min_size=1, max_size=6),
-       picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=2500),
-       seed=st.integers(0, 10**6), subset=st.booleans())
-def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, subset):
-    """Many tied scores, and scores equal but for their last bits (so equal in the radix passes'
-    bits), ordered as a sort of (-score, docno rank) orders them."""
-    from irgrid.retrieve.ranking import sort_by_score_then_docno
+#: scores drawn as (base, ulps above it): many exact ties, and scores equal but for their last bits
+NEAR_TIE_BASES = st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+                          min_size=1, max_size=6)
+NEAR_TIE_PICKS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=2500)
 
+
+def _near_tied_scores(bases: list[float], picks: list[tuple[int, int]]) -> np.ndarray:
+    """Each pick's base score moved up by its number of ulps."""
     values = []
     for base, ulps in picks:
         value = bases[base % len(bases)]
         for _ in range(ulps):
             value = np.nextafter(value, np.inf)
         values.append(value)
-    scores = np.array(values, dtype=np.float64)
+    return np.array(values, dtype=np.float64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bases=NEAR_TIE_BASES, picks=NEAR_TIE_PICKS,
+       seed=st.integers(0, 10**6), subset=st.booleans())
+def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, subset):
+    """Many tied scores, and scores equal but for their last bits (so equal in the radix passes'
+    bits), ordered as a sort of (-score, docno rank) orders them."""
+    from irgrid.retrieve.ranking import sort_by_score_then_docno
+
+    scores = _near_tied_scores(bases, picks)
     n = len(scores)
     rng = np.random.default_rng(seed)
     candidates = rng.permutation(n).astype(np.int32)
@@ -482,9 +491,7 @@ def test_sort_by_score_then_docno_is_a_sort_of_the_pairs(bases, picks, seed, sub
 
 
 @settings(max_examples=200, deadline=None)
-@given(bases=st.lists(st.integers(-3, 3).map(float) | st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
-                      min_size=1, max_size=6),
-       picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=2500),
+@given(bases=NEAR_TIE_BASES, picks=NEAR_TIE_PICKS,
        depth=st.integers(1, 3000), seed=st.integers(0, 10**6), subset=st.booleans())
 def test_write_by_candidate_ranks_is_the_head_of_a_lexsort(bases, picks, depth, seed, subset):
     """A grid's ranking of the collected items (ranks read with the items): the head of
@@ -492,13 +499,7 @@ def test_write_by_candidate_ranks_is_the_head_of_a_lexsort(bases, picks, depth, 
     depth that may pass the items."""
     from irgrid.retrieve.ranking import _write_by_candidate_ranks
 
-    values = []
-    for base, ulps in picks:
-        value = bases[base % len(bases)]
-        for _ in range(ulps):
-            value = np.nextafter(value, np.inf)
-        values.append(value)
-    scores = np.array(values, dtype=np.float64)
+    scores = _near_tied_scores(bases, picks)
     n = len(scores)
     rng = np.random.default_rng(seed)
     candidates = rng.permutation(n).astype(np.int32) + 7
