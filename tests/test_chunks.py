@@ -35,6 +35,7 @@ from irgrid.config import (
     split_by_hash,
 )
 from irgrid.errors import ConfigError
+from irgrid.grid import POINT_DIGEST_BITS, encode_point, interleaved_point_digest
 
 encoded_points = st.sets(st.from_regex(r"k1~[0-9]{1,3}(\.[0-9]{1,2})?_b~0\.[0-9]{1,2}", fullmatch=True), max_size=120)
 
@@ -201,6 +202,65 @@ def test_a_models_grid_up_to_chunk_size_stays_in_one_chunk_and_a_changed_value_r
     assert len(changed) == 1 and {c.params for c in changed[0].cells if c.model == "bm25"} >= {"k1~5_b~0.3"}
     # the digest of the model leads: every point of a model shares its leading 32 bits
     assert len({cell_hash(f"bm25/k1~{k}_b~0.3") >> 32 for k in k1}) == 1
+
+
+def test_a_points_digest_takes_each_parameters_bits_in_turn():
+    """The point's half of cell_hash, rebuilt with strings: bit j is bit j // d of parameter j % d's
+    value digest (the leading bits of the digest of its ``name~value``)."""
+    def value_bits(piece):
+        return hash_bits(piece)[:POINT_DIGEST_BITS]
+
+    for encoded, pieces in [("k1~1.2_b~0.75", ["k1~1.2", "b~0.75"]),
+                            ("lambda~0.1_bigram_weight~0.3_mu~1500", ["lambda~0.1", "bigram_weight~0.3", "mu~1500"])]:
+        bits = [value_bits(piece) for piece in pieces]
+        expected = "".join(bits[j % len(bits)][j // len(bits)] for j in range(POINT_DIGEST_BITS))
+        assert format(interleaved_point_digest(encoded), f"0{POINT_DIGEST_BITS}b") == expected
+    # one parameter, or none: the digest of the whole encoded point, as before there were grids of several
+    for encoded in ["mu~1000", "default"]:
+        assert interleaved_point_digest(encoded) == int(hash_bits(encoded)[:POINT_DIGEST_BITS], 2)
+    assert cell_hash("bm25/k1~1.2_b~0.75") & (1 << POINT_DIGEST_BITS) - 1 == interleaved_point_digest("k1~1.2_b~0.75")
+
+
+grid_axis = st.lists(st.integers(1, 400), min_size=1, max_size=14, unique=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(grid_axis, grid_axis, st.lists(st.integers(1, 9), max_size=4, unique=True), st.integers(1, 12))
+def test_the_chunks_of_a_full_grid_are_tiles(k1_values, b_values, mu_values, chunk_size):
+    """Each chunk holds every combination of a set of k1 values and a set of b values (a tile): a
+    prefix of the interleaved digest constrains each parameter's value digest apart."""
+    grid = {f"bm25/{encode_point({'k1': k / 10, 'b': b / 400}, ['k1', 'b'])}": (k, b)
+            for k in k1_values for b in b_values}
+    others = [f"ql_dirichlet/mu~{100 * mu}" for mu in mu_values]
+    for _, members in split_by_hash([*grid, *others], chunk_size, digest=cell_hash):
+        cells = {grid[key] for key in members if key in grid}
+        k1_set, b_set = {k for k, _ in cells}, {b for _, b in cells}
+        assert cells == {(k, b) for k in k1_set for b in b_set}
+
+
+def test_a_changed_value_of_a_large_grid_reruns_the_tiles_of_its_row():
+    """A 40 x 40 grid in chunks of 50 (about 50 tiles, seven a side): changing one b value changes the
+    chunks holding the old value and those the new one falls into, a column of tiles each, far
+    fewer than half (a digest of the whole point spreads the 40 changed cells over nearly all)."""
+    def whole_point_digest(key):  # the model's bits, then the digest of the whole encoded point
+        model, _, params = key.partition("/")
+        return cell_hash(f"{model}/default") >> POINT_DIGEST_BITS << POINT_DIGEST_BITS | point_hash(params) >> 32
+
+    def chunks(b_values, digest):
+        keys = [f"bm25/{encode_point({'k1': k1, 'b': b}, ['k1', 'b'])}"
+                for k1 in [0.1 * i for i in range(1, 41)] for b in b_values]
+        return as_sets(split_by_hash(keys, 50, digest=digest))
+
+    b_values = [round(0.025 * i, 3) for i in range(40)]
+    changed_b = [0.505 if b == 0.5 else b for b in b_values]
+    before, after = chunks(b_values, cell_hash), chunks(changed_b, cell_hash)
+    changed = after - before
+    holding = {members for _, members in after if any(key.endswith("_b~0.505") for key in members)}
+    assert len(before) >= 32
+    assert holding <= {members for _, members in changed}
+    assert len(changed) < len(before) / 2
+    spread = chunks(changed_b, whole_point_digest) - chunks(b_values, whole_point_digest)
+    assert len(spread) > len(chunks(b_values, whole_point_digest)) / 2
 
 
 def test_two_models_at_the_same_point_are_two_cells_of_a_chunk():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import difflib
 import functools
-import hashlib
 import json
 import os
 import re
@@ -28,7 +27,7 @@ from .errors import ConfigError
 from .evaluation.measure_names import canonical_measures
 from .evaluation.ties import beside_each, is_tie_aware_name
 from .experiment_checks import check_querysets, check_title
-from .grid import encode_point, expand_grid
+from .grid import HASH_BITS, POINT_DIGEST_BITS, encode_point, expand_grid, interleaved_point_digest, point_hash
 from .models import get_model
 from .querysets import base_queryset, check_queryset_name
 from .schema_errors import describe_schema_error
@@ -480,13 +479,7 @@ def model_family(config: Mapping[str, Any], model_name: str) -> str:
 # A chunk's points are chosen by the leading bits of a 64-bit digest of each encoded point.
 # BLAKE2b rather than crc32: crc32 is linear, so short look-alike strings (mu~500, mu~1000)
 # do not spread evenly over its leading bits; Python's hash() changes between processes.
-HASH_BITS = 64
 WHOLE_GROUP = "all"  # the label of the one chunk of a group that fits in chunk_size
-
-
-def point_hash(params: str) -> int:
-    """The encoded point's digest as an unsigned 64-bit integer, the same on every machine and run."""
-    return int.from_bytes(hashlib.blake2b(params.encode("utf-8"), digest_size=HASH_BITS // 8).digest(), "big")
 
 
 def cell_hash(key: str) -> int:
@@ -495,16 +488,19 @@ def cell_hash(key: str) -> int:
     Sorted by it, a model's points are neighbours in the trie of :func:`split_by_hash`: a grid of
     up to ``chunk_size`` points stays in one chunk (with other models' cells beside it), so changing
     one of its values reruns that chunk. Digests of the whole key would spread a model's points over
-    every chunk of its query set, and a changed value (a row of a grid) would rerun several.
+    every chunk of its query set, and a changed value (a row of a grid) would rerun several. The
+    point's bits take turns among its parameters (:func:`irgrid.grid.interleaved_point_digest`): a
+    larger grid splits into tiles, so a changed value reruns the tiles of its row, not every chunk
+    of the grid.
     """
     model, _, params = key.partition("/")
-    return _model_hash_bits(model) | (point_hash(params) >> 32)
+    return _model_hash_bits(model) | interleaved_point_digest(params)
 
 
 @functools.cache
 def _model_hash_bits(model: str) -> int:
-    # the leading 32 bits of cell_hash, the same for each of a model's points: one digest per model
-    return point_hash(model) >> 32 << 32
+    # the leading bits of cell_hash, the same for each of a model's points: one digest per model
+    return point_hash(model) >> POINT_DIGEST_BITS << POINT_DIGEST_BITS
 
 
 def split_by_hash(params: Iterable[str], chunk_size: int, digest=None) -> list[tuple[str, tuple[str, ...]]]:

@@ -11,6 +11,8 @@ the declared type.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +22,9 @@ from .errors import ConfigError
 PARAM_SEP = "_"
 KEY_VALUE_SEP = "~"
 NO_PARAMS = "default"
+HASH_BITS = 64
+#: bits of a point's digest in a chunk cell's (:func:`irgrid.config.cell_hash`): the model's take the rest
+POINT_DIGEST_BITS = 32
 
 
 def format_value(value: float | int) -> str:
@@ -46,13 +51,24 @@ def encode_point(point: Mapping[str, float], order: Sequence[str]) -> str:
 
 
 def decode_point(encoded: str) -> dict[str, float]:
-    """Inverse of :func:`encode_point`; values come back as floats.
+    """Inverse of :func:`encode_point`; values come back as floats."""
+    point: dict[str, float] = {}
+    for name, value in _named_values(encoded):
+        try:
+            point[name] = float(value)
+        except ValueError:
+            raise ConfigError(f"parameter {name!r} in {encoded!r} is not a number: {value!r}") from None
+    return point
+
+
+def _named_values(encoded: str) -> list[tuple[str, str]]:
+    """The ``(name, value as written)`` pairs of an encoded point, in its order.
 
     A name may hold the separator (``bigram_weight~0.1``), a value never does (a
     number), so each ``_`` that ends a value starts the next name.
     """
     if encoded == NO_PARAMS:
-        return {}
+        return []
     pieces = encoded.split(KEY_VALUE_SEP)
     if len(pieces) < 2:
         raise ConfigError(f"cannot read parameter {encoded!r}: expected name{KEY_VALUE_SEP}value")
@@ -65,15 +81,43 @@ def decode_point(encoded: str) -> dict[str, float]:
         values.append(value)
         names.append(name)
     values.append(pieces[-1])
-    point: dict[str, float] = {}
     for name, value in zip(names, values):
         if not name or PARAM_SEP in value:
             raise ConfigError(f"cannot read parameter {name!r} in {encoded!r}: expected name{KEY_VALUE_SEP}value")
-        try:
-            point[name] = float(value)
-        except ValueError:
-            raise ConfigError(f"parameter {name!r} in {encoded!r} is not a number: {value!r}") from None
-    return point
+    return list(zip(names, values))
+
+
+def point_hash(params: str) -> int:
+    """The encoded point's digest as an unsigned 64-bit integer, the same on every machine and run."""
+    return int.from_bytes(hashlib.blake2b(params.encode("utf-8"), digest_size=HASH_BITS // 8).digest(), "big")
+
+
+@functools.cache
+def _value_digest(name_and_value: str) -> int:
+    # one parameter's value, ``name~value``: a grid's axis has few values, each shared by many points
+    return point_hash(name_and_value) >> (HASH_BITS - POINT_DIGEST_BITS)
+
+
+@functools.cache
+def interleaved_point_digest(encoded: str) -> int:
+    """A :data:`POINT_DIGEST_BITS`-bit digest of an encoded point whose bits take turns among its parameters.
+
+    Bit ``j`` (from the top) is bit ``j // d`` of the digest of parameter ``j % d``'s ``name~value``
+    (``d`` parameters, in the encoded order): a Z-order over the digests of each parameter's values.
+    The points of a full grid whose digests share a prefix are then every combination of one set of
+    values of each parameter, a tile of the grid, and a changed value (a row of the grid) meets the
+    tiles of one column of them instead of nearly every set of points a prefix holds, as a digest of
+    the whole point would. With one parameter (or none), the digest of the whole encoded point.
+    """
+    pairs = _named_values(encoded)
+    if len(pairs) <= 1:
+        return point_hash(encoded) >> (HASH_BITS - POINT_DIGEST_BITS)
+    digests = [_value_digest(f"{name}{KEY_VALUE_SEP}{value}") for name, value in pairs]
+    out = 0
+    for j in range(POINT_DIGEST_BITS):
+        bit = POINT_DIGEST_BITS - 1 - j // len(digests)
+        out = out << 1 | (digests[j % len(digests)] >> bit) & 1
+    return out
 
 
 def expand_grid(grid: Mapping[str, Iterable[float] | float], order: Sequence[str]) -> list[dict[str, float]]:
