@@ -7,6 +7,9 @@ Paramspace's because Paramspace formats values through a pandas column dtype
 (``1000`` becomes ``1000.0`` once a column holds a float): here a value is
 always written the same way whatever its neighbours, and parsing it back gives
 the declared type.
+
+A point's digests (:func:`point_hash`, :func:`interleaved_point_digest`) are what
+groups cells into chunk jobs (:func:`irgrid.config.split_by_hash`).
 """
 
 from __future__ import annotations
