@@ -118,6 +118,8 @@ def build(directory: Path | None = None, target_cpu: str = "host") -> dict:
                     message = str(error).strip().splitlines()
                     refused[export] = f"{type(error).__name__}: {message[0] if message else ''}"
                     del exports[export]
+            if not exports:  # nothing compiles (no C compiler, say): the first kernel's reason
+                raise RuntimeError(next(iter(refused.values()))) from None
             built = _compile(MODULE_NAME, scratch, exports, target_cpu)
         manifest = {
             "module": module_file_name(), "digest": digest, "target_cpu": target_cpu,
