@@ -347,3 +347,26 @@ def test_wrong_arguments_take_the_jit_path_and_its_right_answer(built_module, in
     strided = np.repeat(buffer, 2)[::2]
     assert all(np.array_equal(a, b) for a, b in zip(pages.aot_footer(strided), right_footer))
     assert calls.count("footer") == 3
+
+
+# the command ---------------------------------------------------------------------------------------------------------
+
+def test_a_failed_build_says_in_one_line_that_the_jit_kernels_are_used(monkeypatch, tmp_path, capsys):
+    import irgrid.aot.build as aot_build
+    from irgrid.cli import main
+
+    def no_compiler(directory, target_cpu):
+        raise RuntimeError("Attempted to compile AOT function without the compiler\nmore")
+    monkeypatch.setattr(aot_build, "build", no_compiler)
+    assert main(["aot", "build", "--directory", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "without the compiler" in err and "the JIT kernels are used" in err
+
+
+@pytest.mark.slow
+def test_the_command_leaves_a_fresh_module_alone(built_module, capsys):
+    from irgrid.cli import main
+    before = (built_module / loader.MANIFEST_NAME).stat().st_mtime_ns
+    assert main(["aot", "build", "--directory", str(built_module)]) == 0
+    assert "fresh" in capsys.readouterr().out
+    assert (built_module / loader.MANIFEST_NAME).stat().st_mtime_ns == before
