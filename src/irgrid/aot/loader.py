@@ -153,21 +153,32 @@ def reset() -> None:
     _functions = None
 
 
-def arguments_match(args: tuple, specs: tuple[Arg, ...]) -> bool:
-    """True when each of ``args`` is exactly of its :class:`~irgrid.aot.kernels.Arg`: an ndarray of the dtype
-    (native byte order) and ndim, C-contiguous and aligned, writeable where the kernel writes; an int64 (a Python
-    int in range, or np.int64); a bool (or np.bool_)."""
+#: numpy's array flags (ndarray.flags.num): C-contiguous, aligned, writeable
+_C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
+_ARRAY, _INT, _BOOL = 0, 1, 2
+
+
+def compiled_checks(specs: tuple[Arg, ...]) -> tuple[tuple, ...]:
+    """``specs`` as :func:`arguments_match` reads them: ``(kind, dtype, ndim, flags that must be set)``."""
+    kinds = {"array": _ARRAY, "int": _INT, "bool": _BOOL}
+    return tuple((kinds[spec.kind], spec.dtype, spec.ndim,
+                  _C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if spec.writes else 0)) for spec in specs)
+
+
+def arguments_match(args: tuple, specs: tuple) -> bool:
+    """True when each of ``args`` is exactly of its :class:`~irgrid.aot.kernels.Arg` (or :func:`compiled_checks`'
+    tuple): an ndarray of the dtype (native byte order) and ndim, C-contiguous and aligned, writeable where the
+    kernel writes; an int64 (a Python int in range, or np.int64); a bool (or np.bool_)."""
     if len(args) != len(specs):
         return False
-    for value, spec in zip(args, specs):
-        kind = spec.kind
-        if kind == "array":
-            if not isinstance(value, np.ndarray) or value.ndim != spec.ndim or value.dtype != spec.dtype:
+    if specs and isinstance(specs[0], Arg):
+        specs = compiled_checks(specs)
+    for value, (kind, dtype, ndim, flags) in zip(args, specs):
+        if kind == _ARRAY:
+            if (not isinstance(value, np.ndarray) or value.ndim != ndim or value.dtype != dtype
+                    or value.flags.num & flags != flags):
                 return False
-            flags = value.flags
-            if not (flags.c_contiguous and flags.aligned) or (spec.writes and not flags.writeable):
-                return False
-        elif kind == "int":
+        elif kind == _INT:
             if type(value) not in _INT_TYPES or not _INT64_MIN <= value <= _INT64_MAX:
                 return False
         elif type(value) not in _BOOL_TYPES:
@@ -178,7 +189,7 @@ def arguments_match(args: tuple, specs: tuple[Arg, ...]) -> bool:
 def guarded(kernel: str, jit: Callable) -> Callable:
     """``jit`` (the kernel's JIT dispatcher), calling the AOT module's function instead when the module is fresh
     and every argument matches its exported type; a keyed kernel (``score_and_rank``) takes the key first."""
-    specs = EXPORTS[kernel].args
+    specs = compiled_checks(EXPORTS[kernel].args)
     if kernel in KEYED:
         def call_keyed(key, *args):
             function = (_functions if _functions is not None else functions()).get((kernel, key))
