@@ -20,8 +20,8 @@ import importlib.util
 import json
 import logging
 import os
-import platform
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,7 +77,8 @@ def current_digest(kernel_keys: dict[str, str]) -> str:
     for path in source_files():
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     facts = {"keys": kernel_keys, "numba": numba.__version__, "numpy": np.__version__, "python": sys.version,
-             "platform": platform.platform(), "cpu": host_cpu()}
+             "platform": sysconfig.get_platform(), "extension": importlib.machinery.EXTENSION_SUFFIXES[0],
+             "cpu": host_cpu()}
     digest.update(json.dumps(facts, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -107,17 +108,17 @@ def load_functions(directory: Path | None = None) -> dict[str, Callable]:
     if manifest is None:
         logger.debug("no AOT kernel module in %s: the JIT kernels are used", directory)
         return {}
-    keys = kernel_keys()
-    if manifest.get("digest") != current_digest(keys):
-        logger.debug("the AOT kernel module in %s is stale: the JIT kernels are used", directory)
-        return {}
     try:
+        keys = kernel_keys()
+        if manifest.get("digest") != current_digest(keys):
+            logger.debug("the AOT kernel module in %s is stale: the JIT kernels are used", directory)
+            return {}
         module = _import_extension(directory / manifest["module"])
         functions: dict = {kernel: getattr(module, name) for kernel, name in manifest["exports"].items()}
         for kernel, by_weighting in manifest["keyed"].items():
             for weighting_name, name in by_weighting.items():
                 functions[kernel, keys[weighting_name]] = getattr(module, name)
-    except Exception as error:  # noqa: BLE001  (any failure to load: the JIT kernels)
+    except Exception as error:  # noqa: BLE001  (any failure to check or load it: the JIT kernels)
         logger.debug("the AOT kernel module in %s did not load (%s): the JIT kernels are used", directory, error)
         return {}
     logger.debug("AOT kernels from %s: %s", directory, sorted(map(str, functions)))
