@@ -370,3 +370,26 @@ def test_the_command_leaves_a_fresh_module_alone(built_module, capsys):
     assert main(["aot", "build", "--directory", str(built_module)]) == 0
     assert "fresh" in capsys.readouterr().out
     assert (built_module / loader.MANIFEST_NAME).stat().st_mtime_ns == before
+
+
+@pytest.mark.slow
+def test_a_kernel_numba_refuses_is_left_to_the_jit(tmp_path, monkeypatch):
+    """A kernel that does not compile at its exported types is left out, the manifest says why, the rest is
+    built and loaded, and the refused kernel's calls go to the JIT."""
+    import irgrid.aot.build as aot_build
+
+    def refused(buf):
+        return buf.no_such_attribute  # no typing for it: numba refuses
+
+    real = aot_build.python_functions()
+    monkeypatch.setattr(aot_build, "python_functions", lambda: {
+        "candidate_slots_into": real["candidate_slots_into"], "footer": ("footer", refused)})
+    manifest = aot_build.build(tmp_path)
+    assert list(manifest["refused"]) == ["footer"] and "TypingError" in manifest["refused"]["footer"]
+    assert manifest["exports"] == {"candidate_slots_into": "candidate_slots_into"}
+    monkeypatch.setenv("IRGRID_AOT_DIR", str(tmp_path))
+    calls = counted_module(monkeypatch)
+    assert set(loader.functions()) == {"candidate_slots_into"}
+    docids = np.array([0, 3, 5, 3, 4, 9, 1, 5], np.int32)
+    ranking.candidate_slots(docids, np.array([0, 3, 6, 8], np.int64), np.array([0, 2, 3], np.int64), 10)
+    assert calls == ["candidate_slots_into"]

@@ -3,9 +3,10 @@ into one extension module, written with its manifest into a directory (``irgrid 
 
 Each kernel is the JIT dispatcher's own Python function compiled at the exported types, the @njit
 functions it calls compiled in; ``score_and_rank`` once per registered weighting, at the weighting's
-kernel key (:data:`~irgrid.aot.kernels.SCORE_AND_RANK_SOURCE`). A kernel pycc refuses is left out
-(the JIT serves it) and the manifest records why. The exported functions release the GIL, as the JIT
-kernels do (``nogil=True``): a Scorer's threads run them at once.
+kernel key (:data:`~irgrid.aot.kernels.SCORE_AND_RANK_SOURCE`). A kernel numba refuses is left out
+(the JIT serves it) and the manifest records why; any other failure (no C compiler, say) fails the
+build. The exported functions release the GIL, as the JIT kernels do (``nogil=True``): a Scorer's
+threads run them at once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
+
+from numba.core.errors import NumbaError
 
 from .kernels import EXPORTS, KEYED, MODULE_NAME, SCORE_AND_RANK_SOURCE, Arg, export_name
 from .loader import MANIFEST_NAME, aot_directory, current_digest, kernel_keys, module_file_name, read_manifest
@@ -110,7 +113,7 @@ def build(directory: Path | None = None, target_cpu: str = "host") -> dict:
         scratch = Path(scratch)
         try:
             built = _compile(MODULE_NAME, scratch, exports, target_cpu)
-        except Exception:  # noqa: BLE001  (a kernel pycc refuses: each tried alone, the rest built again)
+        except NumbaError:  # a kernel numba cannot compile so: each tried alone, the rest built again
             for export, entry in list(exports.items()):
                 try:
                     _compile(f"{MODULE_NAME}_{export}", scratch / "tries", {export: entry}, target_cpu)
@@ -118,8 +121,8 @@ def build(directory: Path | None = None, target_cpu: str = "host") -> dict:
                     message = str(error).strip().splitlines()
                     refused[export] = f"{type(error).__name__}: {message[0] if message else ''}"
                     del exports[export]
-            if not exports:  # nothing compiles (no C compiler, say): the first kernel's reason
-                raise RuntimeError(next(iter(refused.values()))) from None
+            if not exports:
+                raise RuntimeError(f"every kernel refused, the first: {next(iter(refused.values()))}") from None
             built = _compile(MODULE_NAME, scratch, exports, target_cpu)
         manifest = {
             "module": module_file_name(), "digest": digest, "target_cpu": target_cpu,
