@@ -555,5 +555,5 @@ def read_rows(pages: PostingsPages, groups: np.ndarray, starts: np.ndarray, coun
     order = order[counts[order] > 0]  # an empty span wants no row
     starts = starts[order].astype(np.int64)
     status, decoded = aot_read_groups(pages.buffer, groups.astype(np.int64), pages.group_starts, pages.chunk_bounds,
-                                   starts, starts + counts[order], dests[order].astype(np.int64), docids, tfs)
+                                       starts, starts + counts[order], dests[order].astype(np.int64), docids, tfs)
     return int(status), int(decoded)

@@ -549,11 +549,11 @@ class Scorer:
                 out_docids = populated_empty(shape[0] * shape[1], np.int32).reshape(shape)
                 out_scores = populated_empty(shape[0] * shape[1], np.float64).reshape(shape)
             return aot_score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights,
-                                  query_constants, query_lengths, weights, queries.term_offsets,
-                                  queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
-                                  queries.global_slots, queries.candidates, queries.candidate_offsets,
-                                  self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
-                                  posting_lengths, offsets, out_docids, out_scores)
+                                      query_constants, query_lengths, weights, queries.term_offsets,
+                                      queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
+                                      queries.global_slots, queries.candidates, queries.candidate_offsets,
+                                      self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
+                                      posting_lengths, offsets, out_docids, out_scores)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)
