@@ -18,6 +18,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 setup: $(VENV)/.installed
+	@# the ahead-of-time kernels of a fresh retrieval process (irgrid.aot), built again when stale; a failed
+	@# build (no C compiler, a numba without pycc) says so in one line and leaves numba's JIT kernels in use
+	@$(VENV)/bin/irgrid aot build || true
 
 run: setup
 	@# a lock left by a killed run is removed; a run still active here stops this one (exit 2, its pid named)

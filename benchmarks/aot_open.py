@@ -3,6 +3,11 @@
     python benchmarks/aot_open.py --index DIR --topics TOPICS.parquet [--repeats 7] [--build-dir /tmp/aot]
                                   [--target-cpu host]
 
+(Since irgrid.aot, the package builds and loads such a module itself and its call sites go through
+guarded wrappers made at import, which this script's swaps of the module attributes no longer reach:
+it measures the code before irgrid.aot (d6f6562). benchmarks/open_job.py --aot-dir compares the
+integrated module with the JIT kernels.)
+
 A prototype that changes nothing under src/: it builds, with numba.pycc (pending deprecation in
 numba; its warning silenced here), an extension module in ``--build-dir`` exporting the kernels a
 fresh BM25 job calls on its open and first query, at the types the reader and the Scorer pass them

@@ -2,6 +2,7 @@
 seconds of fresh processes.
 
     python benchmarks/open_job.py --index DIR --topics TOPICS.parquet --src A/src --src B/src [--repeats 5]
+    python benchmarks/open_job.py --index DIR --topics TOPICS.parquet --src A/src --aot-dir DIR [--repeats 5]
 
 Each child imports numba and the modules a retrieval job loads (irgrid.index, irgrid.models,
 irgrid.retrieve, irgrid.runs: not counted, as in scale.py) and then times, in CPU seconds of the
@@ -15,6 +16,10 @@ process (user + system), one of two opens:
 and the first BM25 query after it (Scorer.top of the first query, k1 1.2, b 0.75, depth 1000). The
 children run in turns (checkout A job, B job, A scale, B scale, ...); the parent prints the median
 [min-max] of each checkout's steps and the load average (1 min) at the children.
+
+With ``--aot-dir`` and one ``--src``, the two sides are that checkout with its ahead-of-time kernel
+module disabled (``IRGRID_AOT=0``: the JIT kernels) and loaded from ``--aot-dir`` (``irgrid aot build
+--directory``); each child says whether the module served its calls (``aot used``).
 """
 
 from __future__ import annotations
@@ -68,11 +73,17 @@ def child(index: str, topics_path: str, way: str) -> dict:
     out["first query"] = clock() - at
     out["open + first query"] = clock() - start
     out["dataset imported after"] = "pyarrow.dataset" in sys.modules
+    try:  # a checkout with irgrid.aot: whether its module served the kernels
+        from irgrid.aot import loader
+        out["aot used"] = bool(loader.functions())
+    except ImportError:
+        out["aot used"] = None
     return out
 
 
-def run_child(args, src: str, way: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=src, **SINGLE_THREAD_ENV)
+def run_child(args, side: tuple[str, str, dict], way: str) -> dict:
+    _, src, extra = side
+    env = dict(os.environ, PYTHONPATH=src, **SINGLE_THREAD_ENV, **extra)
     command = [sys.executable, "-W", "ignore", __file__, "--_child", way, "--index", str(args.index),
                "--topics", str(args.topics)]
     done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
@@ -91,26 +102,34 @@ def main() -> None:
     parser.add_argument("--topics", required=True)
     parser.add_argument("--src", action="append", default=[], help="a checkout's src (twice: A and B)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--aot-dir", help="with one --src: that checkout with its AOT module off, then from here")
     parser.add_argument("--_child", choices=WAYS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._child:
         print(json.dumps(child(args.index, args.topics, args._child)))
         return
-    if len(args.src) != 2:
-        parser.error("give --src twice: the two checkouts' src")
+    if args.aot_dir and len(args.src) == 1:
+        sides = [(f"{args.src[0]} IRGRID_AOT=0", args.src[0], {"IRGRID_AOT": "0"}),
+                 (f"{args.src[0]} IRGRID_AOT_DIR={args.aot_dir}", args.src[0],
+                  {"IRGRID_AOT": "1", "IRGRID_AOT_DIR": args.aot_dir})]
+    elif len(args.src) == 2 and not args.aot_dir:
+        sides = [(src, src, {}) for src in args.src]
+    else:
+        parser.error("give --src twice (the two checkouts' src), or once with --aot-dir")
     print(f"index {args.index}, topics {args.topics}, {args.repeats} fresh processes a line (CPU s, "
           f"median [min-max]); load {os.getloadavg()[0]:.1f}", flush=True)
-    results: dict = {(src, way): [] for src in args.src for way in WAYS}
+    results: dict = {(side[0], way): [] for side in sides for way in WAYS}
     for _ in range(args.repeats):
         for way in WAYS:
-            for src in args.src:  # alternating checkouts, one fresh process each
-                results[(src, way)].append(run_child(args, src, way))
+            for side in sides:  # alternating sides, one fresh process each
+                results[(side[0], way)].append(run_child(args, side, way))
     steps = ["topics", "reader", "scorer + prepare", "open", "first query", "open + first query"]
     for way in WAYS:
-        for src in args.src:
-            runs = results[(src, way)]
-            print(f"{way} open, {src} (pyarrow.dataset imported before the clock: "
-                  f"{runs[0]['dataset imported before']}, after: {runs[0]['dataset imported after']})")
+        for label, _, _ in sides:
+            runs = results[(label, way)]
+            print(f"{way} open, {label} (pyarrow.dataset imported before the clock: "
+                  f"{runs[0]['dataset imported before']}, after: {runs[0]['dataset imported after']}; "
+                  f"aot used: {sorted({str(r['aot used']) for r in runs})})")
             for step in steps:
                 print(f"  {step:20s} {spread([r[step] for r in runs])}")
             print(f"  {'load (1 min)':20s} {spread([r['load'] for r in runs])}")

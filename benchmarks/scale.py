@@ -165,6 +165,18 @@ class Irgrid:
         return [str(d) for d in self.scorer.docnos[docids[:n]]], [float(s) for s in scores[:n]]
 
 
+def irgrid_kernels() -> str:
+    """Which kernels served a process's open and first query: the ahead-of-time module (irgrid.aot) or the JIT's."""
+    try:
+        from irgrid.aot import loader
+    except ImportError:  # a checkout before irgrid.aot
+        return "JIT (no irgrid.aot)"
+    if loader.functions():
+        return f"ahead-of-time module of {loader.aot_directory()}"
+    return "JIT (" + ("IRGRID_AOT=0" if not loader.aot_enabled() else
+                      f"no fresh module in {loader.aot_directory()}") + ")"
+
+
 def irgrid_grid(index_dir, topics, family: str, points: list[dict], depth: int) -> int:
     """retrieve_grid as ``irgrid retrieve`` calls it: Arrow runs when the package has them."""
     import inspect
@@ -247,6 +259,8 @@ def child(task: dict) -> dict:
         start = time.perf_counter()
         system.query(0)
         out["warmup_s"] = time.perf_counter() - start
+        if isinstance(system, Irgrid):
+            out["settings"] += f"; kernels: {irgrid_kernels()}"
         latencies, results = [], []
         clock = time.perf_counter
         for i in range(len(topics)):

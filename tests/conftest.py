@@ -10,6 +10,7 @@ examples where a test does not set its own count); ``make test`` runs everything
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,11 @@ from hypothesis import settings
 # `pytest --hypothesis-profile fast` (make test-properties): property tests try fewer examples
 # while editing; CI and make test use Hypothesis's default profile.
 settings.register_profile("fast", max_examples=20)
+
+# The tests run the JIT kernels whether or not `make setup` built the ahead-of-time module (irgrid.aot):
+# some inspect the JIT dispatchers' compilations, and numba's cache warmed above must serve them.
+# tests/test_aot.py builds its own module; `IRGRID_AOT=1 pytest ...` runs the suite with the environment's.
+os.environ.setdefault("IRGRID_AOT", "0")
 
 
 @pytest.hookimpl(tryfirst=True)

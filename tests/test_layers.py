@@ -26,7 +26,7 @@ PACKAGE = Path(irgrid.__file__).parent
 
 LAYERS = {
     **dict.fromkeys(["errors", "io", "schema_errors", "grid", "numba_start"], 0),
-    **dict.fromkeys(["analysis", "collections", "index", "features", "models", "retrieve", "evaluation",
+    **dict.fromkeys(["aot", "analysis", "collections", "index", "features", "models", "retrieve", "evaluation",
                      "querysets", "feedback", "runs"], 1),
     **dict.fromkeys(["axioms", "phrases", "parsing", "sentences"], 2),
     **dict.fromkeys(["config", "experiment_checks", "cli", "jobs", "report", "tables", "housekeeping",

@@ -20,6 +20,7 @@ import signal
 import sys
 
 from ..errors import ConfigError, InputFormatError
+from .aot import cmd_aot_build
 from .data import (
     cmd_judged_topics,
     cmd_min_words_topics,
@@ -283,6 +284,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "is active")
     p.add_argument("--dry-run", action="store_true", help="report, remove nothing")
     p.set_defaults(func=cmd_clean_leftovers)
+
+    p = sub.add_parser("aot", help="the ahead-of-time compiled kernels of this environment (irgrid.aot)")
+    aot = p.add_subparsers(dest="aot_command", required=True)
+    p = aot.add_parser("build", help="compile the kernels a fresh retrieval process calls with numba.pycc, unless "
+                       "a fresh module is there (a failure leaves the JIT kernels in use)")
+    p.add_argument("--directory", default=None, help="where (default: $IRGRID_AOT_DIR, else <sys.prefix>/share/irgrid/aot)")
+    p.add_argument("--force", action="store_true", help="build even when the module there is fresh")
+    p.add_argument("--target-cpu", default="host", help="LLVM's CPU name ('host': this machine's; '': a generic one)")
+    p.set_defaults(func=cmd_aot_build)
 
     p = sub.add_parser("check-lock", help="remove Snakemake's lock of a directory if no live Snakemake holds it; "
                                           "exit 2 naming the process if one does")

@@ -29,6 +29,7 @@ import os
 import numpy as np
 from numba import njit
 
+from ..aot.loader import guarded
 from .thrift import BINARY, I32, I64, LIST, STRUCT, field_header, list_header, skip, struct_ints, uvarint, zigzag
 
 #: what :func:`read_rows` returns: the rows were written, or why they were not
@@ -500,6 +501,11 @@ def _footer(buf):
     return OK, schema[:num_schema], group_rows, bounds
 
 
+#: _footer and _read_groups as the reader calls them: the ahead-of-time module's when it is built and fresh and the
+#: arguments are of its types, else the JIT's (irgrid.aot.loader.guarded)
+aot_footer = guarded("footer", _footer)
+aot_read_groups = guarded("read_groups", _read_groups)
+
 #: parquet.thrift: Type.INT32, FieldRepetitionType.REQUIRED
 _INT32, _REQUIRED = 1, 0
 
@@ -518,7 +524,7 @@ class PostingsPages:
         with open(path, "rb") as f:
             # the map outlives the file object; numpy holds it through the buffer
             self.buffer = np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.uint8)
-        status, schema, group_rows, self.chunk_bounds = _footer(self.buffer)
+        status, schema, group_rows, self.chunk_bounds = aot_footer(self.buffer)
         self.group_starts = np.zeros(len(group_rows) + 1, np.int64)
         np.cumsum(group_rows, out=self.group_starts[1:])
         leaves = schema[1:]
@@ -548,6 +554,6 @@ def read_rows(pages: PostingsPages, groups: np.ndarray, starts: np.ndarray, coun
     order = np.argsort(starts, kind="stable")
     order = order[counts[order] > 0]  # an empty span wants no row
     starts = starts[order].astype(np.int64)
-    status, decoded = _read_groups(pages.buffer, groups.astype(np.int64), pages.group_starts, pages.chunk_bounds,
-                                   starts, starts + counts[order], dests[order].astype(np.int64), docids, tfs)
+    status, decoded = aot_read_groups(pages.buffer, groups.astype(np.int64), pages.group_starts, pages.chunk_bounds,
+                                       starts, starts + counts[order], dests[order].astype(np.int64), docids, tfs)
     return int(status), int(decoded)

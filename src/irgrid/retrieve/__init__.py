@@ -48,7 +48,7 @@ from .prepared import (
     feature_values,
     warn_of_empty_queries,
 )
-from .ranking import result_offsets, score_and_rank, top_k
+from .ranking import aot_score_and_rank, result_offsets, top_k
 
 #: grid points a fused kernel scores per pass over the postings: a chunk's slots, tfs and lengths are
 #: read once for the block, so a point costs less in a larger block, less so past a few points
@@ -548,12 +548,12 @@ class Scorer:
                 shape = (len(points), int(offsets[-1]))
                 out_docids = populated_empty(shape[0] * shape[1], np.int32).reshape(shape)
                 out_scores = populated_empty(shape[0] * shape[1], np.float64).reshape(shape)
-            return score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights,
-                                  query_constants, query_lengths, weights, queries.term_offsets,
-                                  queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
-                                  queries.global_slots, queries.candidates, queries.candidate_offsets,
-                                  self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
-                                  posting_lengths, offsets, out_docids, out_scores)
+            return aot_score_and_rank(weighting.kernel_key, tabulated, params, term_constants, term_weights,
+                                      query_constants, query_lengths, weights, queries.term_offsets,
+                                      queries.query_term_offsets, queries.tfs, queries.docids, self.int_doc_lengths,
+                                      queries.global_slots, queries.candidates, queries.candidate_offsets,
+                                      self.docno_order, depth, lo, hi, posting_parts, candidate_values, candidate_ranks,
+                                      posting_lengths, offsets, out_docids, out_scores)
 
         if self.threads == 1 or last - first < 2:
             return rank_queries(first, last)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ..aot.loader import guarded
 from ..models.parts.base import posting_part
 from .populated import populated_empty
 
@@ -36,7 +37,7 @@ def candidate_slots(docids, term_offsets, query_term_offsets, num_docs):
     """
     slots = populated_empty(len(docids), np.int32)
     candidates = populated_empty(len(docids), np.int32)
-    candidate_offsets = _candidate_slots_into(docids, term_offsets, query_term_offsets, num_docs, slots, candidates)
+    candidate_offsets = aot_candidate_slots_into(docids, term_offsets, query_term_offsets, num_docs, slots, candidates)
     n = int(candidate_offsets[-1])
     # the buffer was sized for distinct postings; a copy of what was used costs a pass over fresh pages, so a
     # view is returned unless most of the buffer went unused (queries sharing many documents)
@@ -613,3 +614,10 @@ def score_and_rank(weighting, tabulated, params, term_constants, term_weights, q
             _rank_segment(scores, candidates[lo:lo + n], docno_rank, depth, out_docids[j], out_scores[j],
                           offsets[q - first_query], work, ranks)
     return out_docids, out_scores, offsets
+
+
+#: _candidate_slots_into and score_and_rank as candidate_slots and the Scorer call them: the ahead-of-time module's
+#: when it is built and fresh and the arguments are of its types (score_and_rank: at a key it was built for), else
+#: the JIT's (irgrid.aot.loader.guarded)
+aot_candidate_slots_into = guarded("candidate_slots_into", _candidate_slots_into)
+aot_score_and_rank = guarded("score_and_rank", score_and_rank)
