@@ -118,6 +118,19 @@ def test_the_exported_signatures_are_the_jit_dispatchers_after_a_retrieval(index
 
 # routing, with stand-in module functions -----------------------------------------------------------------------------
 
+def slot_inputs():
+    """Two queries' postings (docids, term offsets, query term offsets) at the types candidate_slots is exported at."""
+    return (np.array([0, 3, 5, 3, 4, 9, 1, 5], np.int32), np.array([0, 3, 6, 8], np.int64),
+            np.array([0, 2, 3], np.int64))
+
+
+def strided_copy(values: np.ndarray) -> np.ndarray:
+    """The same values as a view with a stride of two: not C-contiguous, which the module's functions do not check."""
+    wide = np.zeros(2 * len(values), values.dtype)
+    wide[::2] = values
+    return wide[::2]
+
+
 def counting(calls: list, name: str, function):
     def call(*args):
         calls.append(name)
@@ -131,13 +144,10 @@ def test_a_call_at_the_exported_types_goes_to_the_module_and_any_other_to_the_ji
     calls = []
     monkeypatch.setattr(loader, "_functions", {
         "candidate_slots_into": counting(calls, "aot", ranking._candidate_slots_into.py_func)})
-    docids = np.array([0, 3, 5, 3, 4, 9, 1, 5], np.int32)
-    term_offsets, query_term_offsets = np.array([0, 3, 6, 8], np.int64), np.array([0, 2, 3], np.int64)
+    docids, term_offsets, query_term_offsets = slot_inputs()
     right = ranking.candidate_slots(docids, term_offsets, query_term_offsets, 10)
     assert calls == ["aot"]
-    wide = np.zeros(16, np.int32)
-    wide[::2] = docids
-    for wrong in (docids.astype(np.int64), wide[::2]):
+    for wrong in (docids.astype(np.int64), strided_copy(docids)):
         got = ranking.candidate_slots(wrong, term_offsets, query_term_offsets, 10)
         assert calls == ["aot"], wrong.dtype
         assert all(np.array_equal(a, b) for a, b in zip(got, right))
@@ -327,13 +337,10 @@ def test_wrong_arguments_take_the_jit_path_and_its_right_answer(built_module, in
     which would crash or answer wrongly) and gives the right answer."""
     monkeypatch.setenv("IRGRID_AOT_DIR", str(built_module))
     calls = counted_module(monkeypatch)
-    docids = np.array([0, 3, 5, 3, 4, 9, 1, 5], np.int32)
-    term_offsets, query_term_offsets = np.array([0, 3, 6, 8], np.int64), np.array([0, 2, 3], np.int64)
+    docids, term_offsets, query_term_offsets = slot_inputs()
     right = ranking.candidate_slots(docids, term_offsets, query_term_offsets, 10)
     assert calls == ["candidate_slots_into"]
-    wide = np.zeros(16, np.int32)
-    wide[::2] = docids
-    for wrong_docids, wrong_offsets in ((docids.astype(np.int64), term_offsets), (wide[::2], term_offsets),
+    for wrong_docids, wrong_offsets in ((docids.astype(np.int64), term_offsets), (strided_copy(docids), term_offsets),
                                         (docids, term_offsets.astype(np.int32)), (docids, term_offsets.astype(float))):
         got = ranking.candidate_slots(wrong_docids, wrong_offsets, query_term_offsets, 10)
         assert all(np.array_equal(a, b) for a, b in zip(got, right))
