@@ -26,7 +26,7 @@ from irgrid.models import MODEL_FAMILIES, get_model
 from irgrid.retrieve import PreparedQuerySet, Scorer
 from irgrid.retrieve import populated as populated_module
 from irgrid.retrieve import prepared as prepared_module
-from irgrid.retrieve.ranking import candidate_slots
+from irgrid.retrieve.ranking import _result_offsets, candidate_slots, result_offsets
 from irgrid.runs import read_run, write_run
 from tiny_index import TinyIndex
 
@@ -722,3 +722,19 @@ def test_queries_ranked_one_at_a_time_at_alternating_points_rank_as_fresh_sets(d
         want_docids, want_scores, offsets = expected[p]
         assert docids.tolist() == want_docids[offsets[q]:offsets[q + 1]].tolist()
         assert scores.tolist() == want_scores[offsets[q]:offsets[q + 1]].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts=st.lists(st.integers(0, 3000), min_size=1, max_size=40), depth=st.integers(1, 2000), data=st.data())
+def test_result_offsets_in_numpy_are_the_kernels(counts, depth, data):
+    """The Scorer's offsets of a block of queries' rankings (numpy, so that no JIT kernel starts numba) are the
+    integers the kernels compute for themselves (_result_offsets), for any block of the queries."""
+    candidate_offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=candidate_offsets[1:])
+    first = data.draw(st.integers(0, len(counts) - 1))
+    last = data.draw(st.integers(first, len(counts)))
+    got = result_offsets(candidate_offsets, first, last, depth)
+    expected = _result_offsets(candidate_offsets, first, last, depth)[0]
+    assert got.dtype == expected.dtype == np.int64
+    assert np.array_equal(got, expected)
+    assert got[-1] == sum(min(depth, n) for n in counts[first:last])

@@ -489,8 +489,15 @@ def top_k(scores, candidates, candidate_offsets, docno_rank, depth):
 
 def result_offsets(candidate_offsets, first_query, last_query, depth) -> np.ndarray:
     """Where each of queries ``first_query:last_query``'s ranking starts in :func:`score_and_rank`'s
-    outputs (``min(depth, candidates)`` rows a query), their total last."""
-    return _result_offsets(candidate_offsets, first_query, last_query, depth)[0]
+    outputs (``min(depth, candidates)`` rows a query), their total last.
+
+    The same integers as the kernels' :func:`_result_offsets`, in numpy: a call from Python to a JIT
+    kernel would start numba in a process whose other kernels come from the ahead-of-time module
+    (:mod:`irgrid.aot`)."""
+    counts = np.diff(np.asarray(candidate_offsets[first_query:last_query + 1], dtype=np.int64))
+    offsets = np.zeros(last_query - first_query + 1, np.int64)
+    np.cumsum(np.minimum(counts, depth), out=offsets[1:])
+    return offsets
 
 
 #: postings of a term whose parts :func:`score_and_rank` computes before adding them to the candidates
