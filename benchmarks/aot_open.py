@@ -64,7 +64,12 @@ import time
 import warnings
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import spread  # noqa: E402  (the benchmarks' median [min-max])
+
 MODULE = "irgrid_aot_kernels"
+#: how the seconds and loads are printed (harness.spread's format)
+THREE_PLACES = "{:.3f}"
 BM25_POINT = {"k1": 1.2, "b": 0.75}
 DEPTH = 1000
 SINGLE_THREAD_ENV = {name: "1" for name in (
@@ -385,10 +390,6 @@ def instruction_counts(code: str) -> dict:
         ("scalar div", ("divsd",)), ("ymm", ("%ymm",)), ("zmm", ("%zmm",)))}
 
 
-def spread(values) -> str:
-    return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, required=True)
@@ -453,18 +454,18 @@ def main() -> None:
             results[variant].append(run(variant))
             loads.append(os.getloadavg()[0])
     print(f"\n{args.repeats} fresh processes each, alternating {', '.join(VARIANTS)}; CPU s, median [min-max]; "
-          f"load (1 min) after each child {spread(loads)}")
+          f"load (1 min) after each child {spread(loads, THREE_PLACES)}")
     steps = ("imports", "aot module import", "open", "first query", "open + first query")
     print(f"  {'':20s}" + "".join(f"{variant:>24s}" for variant in VARIANTS))
     for step in steps:
-        print(f"  {step:20s}" + "".join(f"{spread([r[step] for r in results[v]]):>24s}" for v in VARIANTS))
+        print(f"  {step:20s}" + "".join(f"{spread([r[step] for r in results[v]], THREE_PLACES):>24s}" for v in VARIANTS))
     for variant in VARIANTS:
         last = results[variant][-1]
         print(f"  {variant}: JIT dispatchers called {sorted(set(last['jit dispatchers'])) or 'none'}, context refreshes "
               f"{sorted({r['refreshes'] for r in results[variant]})}, kernel calls {last['calls']}, "
               f"numba.np.arraymath imported {last['arraymath imported']}")
         print("    kernels' CPU s: " + ", ".join(
-            f"{name} {spread([r['kernel cpu'][name] for r in results[variant]])}" for name in KERNELS))
+            f"{name} {spread([r['kernel cpu'][name] for r in results[variant]], THREE_PLACES)}" for name in KERNELS))
     median = {v: {s: statistics.median(r[s] for r in results[v]) for s in steps} for v in VARIANTS}
     for variant in VARIANTS[1:]:
         print(f"  {variant} - jit (medians): " + ", ".join(
