@@ -2,9 +2,11 @@
 
 A scheduler and two worker processes, started as a user would (``dask scheduler --host
 127.0.0.1``, ``dask worker --host 127.0.0.1``), index a synthetic collection; as soon as one
-worker is running an analysis task it is SIGKILLed. The scheduler runs its tasks again on the
-other worker, and the index must be byte for byte the one a local, single-threaded build writes
-(``scheduler="sync"``: no Dask cluster at all). The same with a dask-jobqueue SLURMCluster and a
+worker is running an analysis task it is SIGKILLed, or sent SIGTERM through its nanny, as
+``scancel`` does (the worker then closes gracefully and may finish its task after the scheduler
+gave it to the other worker). The scheduler runs its tasks again on the other worker, and the
+index must be byte for byte the one a local, single-threaded build writes (``scheduler="sync"``:
+no Dask cluster at all). The same with a dask-jobqueue SLURMCluster and a
 worker job cancelled (``scancel``) needs SLURM: ``.ci/slurm.sh``.
 """
 
@@ -51,9 +53,11 @@ def wait_for(condition, seconds: float, what: str):
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
 
 
-@pytest.fixture
-def loopback_cluster(tmp_path):
-    """``(scheduler_file, worker_processes)``: a scheduler and two single-threaded workers on 127.0.0.1."""
+@pytest.fixture(params=["sigkill", "sigterm"])
+def loopback_cluster(tmp_path, request):
+    """``(scheduler_file, worker_processes, signal)``: a scheduler and two single-threaded workers on
+    127.0.0.1, and the signal that takes the first one down: SIGKILL to a worker without a nanny,
+    or SIGTERM to a nanny (the worker closes gracefully, as a job cancelled by ``scancel``)."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = tmp_path / "dask-logs"
     logs.mkdir()
@@ -69,9 +73,10 @@ def loopback_cluster(tmp_path):
               "--scheduler-file", str(scheduler_file))
         wait_for(scheduler_file.exists, STARTUP_SECONDS, "the scheduler file")
         # --no-nanny: the worker is the process we start, so SIGKILL takes it down at once
+        nanny = "--no-nanny" if request.param == "sigkill" else "--nanny"
         workers = [start(f"worker-{i}", "worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1",
-                         "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}") for i in range(2)]
-        yield scheduler_file, workers
+                         "--nthreads", "1", nanny, "--no-dashboard", "--name", f"w{i}") for i in range(2)]
+        yield scheduler_file, workers, signal.SIGKILL if request.param == "sigkill" else signal.SIGTERM
     finally:
         for process, log in reversed(processes):
             if process.poll() is None:
@@ -86,7 +91,7 @@ def loopback_cluster(tmp_path):
 
 @pytest.mark.slow
 def test_index_survives_a_worker_killed_mid_build(tmp_path, loopback_cluster):
-    scheduler_file, workers = loopback_cluster
+    scheduler_file, workers, stop_signal = loopback_cluster
     collection = write_synthetic_collection(SPEC, tmp_path / "synthetic")
     reference = build_index(collection / "docs", tmp_path / "local", ANALYZER, scheduler="sync", progress=False)
 
@@ -97,7 +102,9 @@ def test_index_survives_a_worker_killed_mid_build(tmp_path, loopback_cluster):
         info = client.scheduler_info()["workers"]
         assert all(worker.startswith("tcp://127.0.0.1:") for worker in info), info  # loopback only
         victim = next(w for w, i in info.items() if i["name"] == "w0")
-        assert client.run(os.getpid, workers=[victim]) == {victim: workers[0].pid}  # the process we kill
+        # the process we signal: the worker, or its nanny
+        pid_of = os.getpid if stop_signal == signal.SIGKILL else os.getppid
+        assert client.run(pid_of, workers=[victim]) == {victim: workers[0].pid}
 
         outcome: dict = {}
 
@@ -112,11 +119,14 @@ def test_index_survives_a_worker_killed_mid_build(tmp_path, loopback_cluster):
         builder.start()
         running = wait_for(lambda: [key for key in client.processing().get(victim, ()) if "irgrid-analyze" in str(key)],
                            BUILD_SECONDS, "an analysis task on the worker to kill")
-        os.kill(workers[0].pid, signal.SIGKILL)
+        os.kill(workers[0].pid, stop_signal)
         assert builder.is_alive(), "the build finished before the worker was killed"
         builder.join(BUILD_SECONDS)
         assert not builder.is_alive(), "the build did not finish after the worker was killed"
-        assert workers[0].wait(10) == -signal.SIGKILL
+        if stop_signal == signal.SIGKILL:
+            assert workers[0].wait(10) == -signal.SIGKILL
+        else:
+            workers[0].wait(30)  # the nanny and its worker exit (subprocess.TimeoutExpired otherwise)
         assert "error" not in outcome, outcome.get("error")
         assert victim not in client.scheduler_info()["workers"], f"{victim} (was running {running}) still listed"
 

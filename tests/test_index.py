@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import threading
 import weakref
 from collections import defaultdict
 from pathlib import Path
@@ -310,8 +311,70 @@ def test_shards_of_one_worker_vocabulary_share_its_ids_and_give_the_same_index(t
     assert len(results) == 4 and len({r["vocabulary"] for r in results}) == 1
     # a bucket task given no vocabulary names (per-shard tables, as before) writes the same bytes
     merge = build_mod.merge_bucket
-    monkeypatch.setattr(build_mod, "merge_bucket", lambda b, tmp, shard_results, **k: merge(b, tmp, [], **k))
+
+    def merge_without_vocabulary_names(b, tmp, shard_results, **k):
+        return merge(b, tmp, [{k: v for k, v in r.items() if k != "vocabulary"} for r in shard_results], **k)
+
+    monkeypatch.setattr(build_mod, "merge_bucket", merge_without_vocabulary_names)
     assert file_hashes(build(DOCS, tmp_path, "per-shard-tables", num_shards=4, scheduler="sync")) == ref
+
+
+def test_a_lost_workers_analysis_finishing_late_changes_no_byte(tmp_path, monkeypatch):
+    # Dask runs a lost worker's shard again elsewhere while the lost worker, closing gracefully
+    # (scancel sends SIGTERM), may finish its own run after it: here each shard's second run, in a
+    # thread of its own (another worker vocabulary, other local ids), ends after the counted one.
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=1))
+    analyze = build_mod.analyze_shard
+    late = []
+
+    def analysis_with_a_late_second_run(*args, **kwargs):
+        counted = analyze(*args, **kwargs)
+        thread = threading.Thread(target=lambda: late.append(analyze(*args, **kwargs)))
+        thread.start()
+        thread.join()
+        return counted
+
+    monkeypatch.setattr(build_mod, "analyze_shard", analysis_with_a_late_second_run)
+    assert file_hashes(build(DOCS, tmp_path, "late-runs", num_shards=4, scheduler="sync")) == ref
+    assert len(late) == 4 and len({r["vocabulary"] for r in late}) == 4  # each late run had its own ids
+
+
+def test_a_bucket_merge_run_again_after_its_first_run_finished_changes_no_byte(tmp_path, monkeypatch):
+    # a worker lost after finishing a bucket, before telling the scheduler: the bucket's task runs
+    # again, its pieces already removed; and a second run overlapping the first, which removes the
+    # pieces while the second still reads them
+    ref = file_hashes(build(DOCS, tmp_path, "ref", num_shards=3))
+    merge = build_mod.merge_bucket
+    summaries = []
+
+    def merged_twice(b, tmp, shard_results):
+        first = merge(b, tmp, shard_results)
+        summaries.append((first, merge(b, tmp, shard_results)))
+        return summaries[-1][1]
+
+    monkeypatch.setattr(build_mod, "merge_bucket", merged_twice)
+    assert file_hashes(build(DOCS, tmp_path, "merged-twice", num_shards=3)) == ref
+    assert len(summaries) == 4 and all(first == second and first["postings"] for first, second in summaries)
+
+    load = tasks_mod._load_arrays
+    overlapping = []
+
+    def merged_while_another_run_finishes(b, tmp, shard_results):
+        def load_after_the_other_run(path):
+            if not overlapping or overlapping[-1][0] != b:  # the other run ends as this one reads its first piece
+                overlapping.append([b, None])
+                overlapping[-1][1] = merge(b, tmp, shard_results)  # its own reads come here too: b is listed
+            return load(path)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(tasks_mod, "_load_arrays", load_after_the_other_run)
+            second = merge(b, tmp, shard_results)
+        assert second == overlapping[-1][1]
+        return second
+
+    monkeypatch.setattr(build_mod, "merge_bucket", merged_while_another_run_finishes)
+    assert file_hashes(build(DOCS, tmp_path, "overlapping", num_shards=3)) == ref
+    assert len(overlapping) == 4
 
 
 def test_a_bucket_merge_frees_its_worker_threads_vocabulary(tmp_path, monkeypatch):

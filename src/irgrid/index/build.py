@@ -63,7 +63,7 @@ from irgrid.index.tasks import (
     merge_docs,
     merge_terms,
 )
-from irgrid.io import install_directory, remove_dead_leftovers, temporary_name
+from irgrid.io import install_directory, parse_leftover, remove_dead_leftovers, remove_path, temporary_name
 
 #: with ``num_buckets=None``, one postings bucket per TOKENS_PER_BUCKET tokens (estimated), at
 #: least MIN_BUCKETS: a bucket task holds its tokens in memory (~40 bytes each while sorting), so
@@ -394,6 +394,9 @@ def build_index(
             json.dump(stats, f, sort_keys=True, indent=2, ensure_ascii=False)
             f.write("\n")
         shutil.rmtree(tmp / "pieces")
+        # a merge's run on a lost worker, killed mid-write, may have left a temporary beside its file
+        for leftover in [p for p in tmp.rglob(".*") if parse_leftover(p) is not None]:
+            remove_path(leftover)
         install_directory(tmp, out_dir)
         return stats
     except BaseException:

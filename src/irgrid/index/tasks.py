@@ -1,6 +1,12 @@
 """The Dask tasks of an index build (:func:`irgrid.index.build.build_index` wires them):
 analyse a shard, merge a postings bucket, the documents table and the terms table. Each reads
 and writes files under the build's temporary directory and returns only small summaries.
+
+A task may run twice: Dask runs a lost worker's tasks again elsewhere, while the lost worker,
+closing gracefully (a job cancelled with ``scancel`` is sent SIGTERM), may still finish its own
+run. So a shard's analysis writes its pieces under a name of its own run (``attempt``), and the
+merges read only the runs named in the shard results Dask passed them; the merges write their
+files whole (renamed into place) and leave their pieces until their last file is in place.
 """
 
 
@@ -37,6 +43,7 @@ from irgrid.index.format import (
     docno_ranks,
     write_parquet,
 )
+from irgrid.io import atomic_path
 
 # irgrid.index.kernels (numba) is imported inside the tasks only: the driver of a build, which
 # imports this module for the tasks' names, then never loads numba (and its memory).
@@ -298,6 +305,7 @@ def analyze_shard(
 
     run_tokens = RUN_TOKENS if run_tokens is None else run_tokens
     pieces = Path(tmp) / "pieces"
+    attempt = secrets.token_hex(4)
     vocabulary = _worker_vocabulary(analyzer, num_buckets)
     seen = {"last_doc": np.full(max(len(vocabulary.terms), 1024), -1, dtype=np.int32)}
     doc_tables: list[pa.Table] = []
@@ -319,7 +327,7 @@ def analyze_shard(
         for b in range(num_buckets):
             lo, hi = starts[b], starts[b + 1]
             if lo < hi:
-                _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-run-{totals['runs']:04d}.npz",
+                _save_arrays(pieces / f"bucket-{b:04d}" / f"shard-{shard:06d}-{attempt}-run-{totals['runs']:04d}.npz",
                              terms=bucket_terms[lo:hi], docids=bucket_docids[lo:hi], positions=bucket_positions[lo:hi])
         del by_bucket, bucket_terms, bucket_docids, bucket_positions
         n = len(lengths)
@@ -359,12 +367,17 @@ def analyze_shard(
         if len(rows):
             pq.write_table(
                 pa.table({"local_id": pa.array(used[rows]), "term": used_terms.take(pa.array(rows))}),
-                pieces / f"bucket-{b:04d}" / f"vocabulary-{shard:06d}.parquet", compression="none",
+                pieces / f"bucket-{b:04d}" / f"vocabulary-{shard:06d}-{attempt}.parquet", compression="none",
             )
     docs = pa.concat_tables(doc_tables) if doc_tables else SHARD_DOCS_SCHEMA.empty_table()
-    pq.write_table(docs, pieces / "docs" / f"shard-{shard:06d}.parquet", compression="none")
-    return {"shard": shard, "docs": totals["docs"], "tokens": totals["tokens"], "postings": totals["postings"],
-            "vocabulary": vocabulary.key}
+    pq.write_table(docs, pieces / "docs" / f"shard-{shard:06d}-{attempt}.parquet", compression="none")
+    return {"shard": shard, "attempt": attempt, "docs": totals["docs"], "tokens": totals["tokens"],
+            "postings": totals["postings"], "vocabulary": vocabulary.key}
+
+
+def _counted_attempts(shard_results: list) -> list[tuple[int, str]]:
+    """``(shard, attempt)`` of the analyses whose results Dask kept, in shard (= docid) order."""
+    return sorted((r["shard"], r["attempt"]) for r in shard_results)
 
 
 def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
@@ -376,16 +389,37 @@ def _read_pieces(directory: Path, schema: pa.Schema) -> pa.Table:
 
 def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     """Sort the token pieces of one bucket into ``postings/`` and ``positions/bucket-XXXX.parquet`` and its
-    term statistics."""
+    term statistics.
+
+    The statistics (``pieces/terms/bucket-XXXX.parquet``) are written last: once there, the bucket
+    is done, and a second run of this task (its first worker lost after finishing) returns its summary.
+    """
+    done = Path(tmp) / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet"
+    if done.exists():
+        return _bucket_summary(bucket, done)
+    try:
+        return _merge_bucket(bucket, Path(tmp), shard_results, done)
+    except FileNotFoundError:
+        if done.exists():  # a run of this task on a lost worker finished meanwhile and removed the pieces
+            return _bucket_summary(bucket, done)
+        raise
+
+
+def _bucket_summary(bucket: int, terms_piece: Path) -> dict[str, int]:
+    df = pq.read_table(terms_piece, columns=["df"]).column("df").to_numpy()
+    return {"bucket": bucket, "postings": int(df.sum()), "terms": len(df)}
+
+
+def _merge_bucket(bucket: int, tmp_path: Path, shard_results: list, done: Path) -> dict[str, int]:
     # deferred: numba loads only in the Dask tasks that run the kernels
     from .kernels import tokens_by_key
 
     _drop_worker_vocabulary()
-    tmp_path = Path(tmp)
     piece_dir = tmp_path / "pieces" / f"bucket-{bucket:04d}"
+    attempts = _counted_attempts(shard_results)
     # the bucket's terms, sorted, and each shard's local id -> bucket term index
-    vocab_files = sorted(piece_dir.glob("vocabulary-*.parquet"))
-    shard_vocabularies = {int(f.stem.rsplit("-", 1)[1]): pq.read_table(f) for f in vocab_files}
+    vocab_files = {shard: piece_dir / f"vocabulary-{shard:06d}-{attempt}.parquet" for shard, attempt in attempts}
+    shard_vocabularies = {shard: pq.read_table(f) for shard, f in vocab_files.items() if f.exists()}
     if shard_vocabularies:
         all_terms = pa.concat_arrays([t.column("term").combine_chunks() for t in shard_vocabularies.values()])
         distinct = pc.unique(all_terms)
@@ -396,7 +430,7 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
     # vocabulary share its ids (a local id is the same term in all of them), so they share one
     # table: a table a shard held 4 bytes a vocabulary term for each of the collection's shards,
     # which grows with shards x vocabulary at 10M documents.
-    vocabulary_of = {r["shard"]: r["vocabulary"] for r in shard_results if isinstance(r, dict) and "vocabulary" in r}
+    vocabulary_of = {r["shard"]: r["vocabulary"] for r in shard_results if "vocabulary" in r}
     tables: dict[str, np.ndarray] = {}
     lookup = {}
     for shard, table in shard_vocabularies.items():
@@ -411,7 +445,8 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         lut[local] = pc.index_in(table.column("term"), value_set=bucket_terms).to_numpy().astype(np.int32)
         lookup[shard] = lut
     num_terms = len(bucket_terms)
-    piece_files = sorted(piece_dir.glob("shard-*-run-*.npz"))  # (shard, run) order = docid order
+    # (shard, run) order = docid order
+    piece_files = [f for shard, attempt in attempts for f in sorted(piece_dir.glob(f"shard-{shard:06d}-{attempt}-run-*.npz"))]
 
     def load(f: Path):
         arrays = _load_arrays(f)
@@ -439,8 +474,9 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         return iter(kept) if kept is not None else (load(f) for f in piece_files)
 
     df = np.zeros(num_terms, dtype=np.int32)
-    with _PostingsWriter(tmp_path / "postings" / f"bucket-{bucket:04d}.parquet",
-                         tmp_path / "positions" / f"bucket-{bucket:04d}.parquet") as writer:
+    with (atomic_path(tmp_path / "postings" / f"bucket-{bucket:04d}.parquet") as postings_path,
+          atomic_path(tmp_path / "positions" / f"bucket-{bucket:04d}.parquet") as positions_path,
+          _PostingsWriter(postings_path, positions_path) as writer):
         for lo, hi in _term_groups(cf, TOKENS_PER_BUCKET):
             if hi - lo == 1:
                 # one term: its tokens already come in (docid, position) order, piece by piece
@@ -471,7 +507,8 @@ def merge_bucket(bucket: int, tmp: str, shard_results: list) -> dict[str, int]:
         [bucket_terms, pa.array(df), pa.array(cf), pa.array(np.full(num_terms, bucket, np.int32)), pa.array(start)],
         schema=TERMS_SCHEMA,
     )
-    pq.write_table(stats, tmp_path / "pieces" / "terms" / f"bucket-{bucket:04d}.parquet", compression="none")
+    with atomic_path(done) as done_path:
+        pq.write_table(stats, done_path, compression="none")
     shutil.rmtree(piece_dir, ignore_errors=True)
     return {"bucket": bucket, "postings": int(df.sum()), "terms": num_terms}
 
@@ -608,7 +645,8 @@ def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
     which are then confirmed on the strings.
     """
     tmp_path = Path(tmp)
-    files = sorted((tmp_path / "pieces" / "docs").glob("*.parquet"))  # shard order = docid order
+    files = [tmp_path / "pieces" / "docs" / f"shard-{shard:06d}-{attempt}.parquet"  # shard order = docid order
+             for shard, attempt in _counted_attempts(shard_results)]
     docnos = pa.chunked_array([pq.read_table(f, columns=["docno"], schema=SHARD_DOCS_SCHEMA).column("docno")
                                .combine_chunks() for f in files], pa.string())
     docno_rank = docno_ranks(docnos)
@@ -616,8 +654,9 @@ def merge_docs(tmp: str, docs_dir: str, shard_results: list) -> dict[str, int]:
     n = 0
     total = 0
     hashes = []
-    with _RowGroupWriter(tmp_path / "docs.parquet", DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=DOCS_DICTIONARY,
-                         column_encoding=DOCS_ENCODING) as writer:
+    with (atomic_path(tmp_path / "docs.parquet") as docs_path,
+          _RowGroupWriter(docs_path, DOCS_SCHEMA, DOCS_ROW_GROUP, use_dictionary=DOCS_DICTIONARY,
+                          column_encoding=DOCS_ENCODING) as writer):
         for f in files:
             table = pq.read_table(f, schema=SHARD_DOCS_SCHEMA)
             docids = table.column("docid").to_numpy()
@@ -649,6 +688,6 @@ def merge_terms(tmp: str, bucket_results: list) -> int:
     tmp_path = Path(tmp)
     table = _read_pieces(tmp_path / "pieces" / "terms", TERMS_SCHEMA)  # files in bucket order
     # not sorted by term as a whole (bucket after bucket): no sorting_columns claim
-    write_parquet(table, tmp_path / "terms.parquet", TERMS_ROW_GROUP, dictionary_columns=False,
-                  column_encoding=TERMS_ENCODING)
+    with atomic_path(tmp_path / "terms.parquet") as terms_path:
+        write_parquet(table, terms_path, TERMS_ROW_GROUP, dictionary_columns=False, column_encoding=TERMS_ENCODING)
     return table.num_rows
