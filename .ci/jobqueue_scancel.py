@@ -33,6 +33,14 @@ def file_hashes(directory: Path) -> dict[str, str]:
             for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
+STARTED = time.monotonic()
+
+
+def say(message: str) -> None:
+    """A line of progress, timed: a failure's log shows how far the check got, and when."""
+    print(f"jobqueue_scancel: {time.monotonic() - STARTED:6.1f} s: {message}", flush=True)
+
+
 def wait_for(condition, what: str):
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
@@ -46,12 +54,14 @@ def wait_for(condition, what: str):
 def main(workdir: Path) -> None:
     collection = write_synthetic_collection(SPEC, workdir / "synthetic")
     reference = build_index(collection / "docs", workdir / "local", ANALYZER, scheduler="sync", progress=False)
+    say("the local build is done")
     settings = {"jobqueue": "slurm", "cores": 1, "memory": "2GB", "walltime": "00:10:00", "workers": 2,
                 "host": "127.0.0.1", "log_directory": str(workdir / "worker-logs")}
     with jobqueue_client(settings) as client:
         cluster = client.cluster
         client.wait_for_workers(2, timeout=TIMEOUT)
         workers = client.scheduler_info()["workers"]
+        say(f"two worker jobs are up: {sorted(workers)}")
         assert all(address.startswith("tcp://127.0.0.1:") for address in workers), workers
         outcome: dict = {}
 
@@ -75,12 +85,13 @@ def main(workdir: Path) -> None:
         name = client.scheduler_info()["workers"][victim]["name"]
         job_id = cluster.workers[name].job_id
         subprocess.run(["scancel", str(job_id)], check=True)
-        print(f"jobqueue_scancel: cancelled SLURM job {job_id} (worker {name} at {victim}) mid-build")
+        say(f"cancelled SLURM job {job_id} (worker {name} at {victim}) mid-build")
         if not builder.is_alive():
             sys.exit("jobqueue_scancel: the build finished before the worker job was cancelled")
         builder.join(TIMEOUT)
         if builder.is_alive():
             sys.exit("jobqueue_scancel: the build did not finish after the cancellation")
+        say("the build on the cluster " + ("failed" if "error" in outcome else "is done"))
         if "error" in outcome:
             raise outcome["error"]
         gone = wait_for(lambda: victim not in client.scheduler_info()["workers"] or None, "the cancelled worker to leave")
@@ -91,7 +102,7 @@ def main(workdir: Path) -> None:
     if local != remote:
         different = sorted(name for name in local.keys() | remote.keys() if local.get(name) != remote.get(name))
         sys.exit(f"jobqueue_scancel: files differ: {different}")
-    print(f"jobqueue_scancel: {len(local)} index files identical to the local build")
+    say(f"{len(local)} index files identical to the local build")
 
 
 if __name__ == "__main__":

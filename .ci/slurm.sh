@@ -45,7 +45,7 @@ teardown() {
   set +e
   if [ "$status" != 0 ]; then
     echo "slurm.sh: failed; the daemons' and jobs' logs:" >&2
-    for log in "$WORK"/log/*.log "$WORK"/slurm/.snakemake/slurm_logs/*/*/*.log; do
+    for log in "$WORK"/log/*.log "$WORK"/slurm/.snakemake/slurm_logs/*/*/*.log "$WORK"/jobqueue/worker-logs/*; do
       [ -f "$log" ] && { echo "== $log" >&2; tail -n 30 "$log" >&2; }
     done
   fi
@@ -62,10 +62,17 @@ teardown() {
   done
   rm -f "$SLURM_CONF"
   [ -f "$SLURM_CONF_ASIDE" ] && mv "$SLURM_CONF_ASIDE" "$SLURM_CONF"
+  # the failed step last, where a CI log cut to its tail still shows it
+  if [ "$status" != 0 ] && [ -n "$STEP" ]; then
+    echo "slurm.sh: FAILED during: $STEP" >&2
+    [ -n "$STEP_LOG" ] && [ -f "$STEP_LOG" ] && tail -n 40 "$STEP_LOG" >&2
+  fi
   if [ -n "${KEEP_SLURM_WORK:-}" ]; then echo "slurm.sh: kept $WORK"; else rm -rf "$WORK"; fi
   echo "slurm.sh: daemons stopped ($(( $(date +%s) - started )) s in all)"
   exit "$status"
 }
+STEP="starting SLURM"
+STEP_LOG=""
 trap teardown EXIT
 
 mkdir -p "$WORK"/{munge,ctld,spool,log}
@@ -144,6 +151,8 @@ dask:
 YAML
 
 # The local run goes on beside the SLURM run, which mostly waits for SLURM.
+STEP="the workflow locally and through SLURM"
+STEP_LOG="$WORK/log/slurm-run.log"
 run_started=$(date +%s)
 ( "$SNAKEMAKE" --snakefile "$REPO/Snakefile" --directory "$WORK/local" --profile "$REPO/config/profiles/local" \
     --cores 1 --config "${SUBSET[@]}" > "$WORK/log/local-run.log" 2>&1
@@ -184,6 +193,8 @@ echo "slurm.sh: $submitted jobs went through sbatch; $jobqueue_builds index buil
 # Every result file byte for byte, but what measures the jobs themselves: Snakemake's benchmark
 # files (results/benchmarks/: time and memory of each job) and the report, which shows them. Both
 # must exist on both sides.
+STEP="comparing the local and SLURM results"
+STEP_LOG=""
 "$PYTHON" - "$WORK/local/results" "$WORK/slurm/results" <<'PY'
 import hashlib, sys
 from pathlib import Path
@@ -217,6 +228,8 @@ PY
 # dask-jobqueue: an index build on a SLURMCluster of two worker jobs, one cancelled (scancel) while
 # it runs an analysis task: the same bytes as a local build.
 scancel_started=$(date +%s)
-"$PYTHON" "$REPO/.ci/jobqueue_scancel.py" "$WORK/jobqueue"
+STEP="the dask-jobqueue build that loses a worker job (.ci/jobqueue_scancel.py)"
+STEP_LOG="$WORK/log/jobqueue-scancel.log"
+"$PYTHON" "$REPO/.ci/jobqueue_scancel.py" "$WORK/jobqueue" 2>&1 | tee "$STEP_LOG"
 echo "slurm.sh: dask-jobqueue scancel check: $(( $(date +%s) - scancel_started )) s"
 echo "slurm.sh: passed in $(( $(date +%s) - started )) s"
