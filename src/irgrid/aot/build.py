@@ -2,8 +2,8 @@
 into one extension module, written with its manifest into a directory (``irgrid aot build``).
 
 Each kernel is the JIT dispatcher's own Python function compiled at the exported types, the @njit
-functions it calls compiled in; ``score_and_rank`` once per registered weighting, at the weighting's
-kernel key (:data:`~irgrid.aot.kernels.SCORE_AND_RANK_SOURCE`). A kernel numba refuses is left out
+functions it calls compiled in; a keyed kernel once per registered weighting it applies to, at the
+weighting's kernel key (:func:`~irgrid.aot.kernels.keyed_source`). A kernel numba refuses is left out
 (the JIT serves it) and the manifest records why; any other failure (no C compiler, say) fails the
 build. The exported functions release the GIL, as the JIT kernels do (``nogil=True``): a Scorer's
 threads run them at once.
@@ -12,6 +12,7 @@ threads run them at once.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from numba.core.errors import NumbaError
 
-from .kernels import EXPORTS, KEYED, MODULE_NAME, SCORE_AND_RANK_SOURCE, Arg, export_name
+from .kernels import EXPORTS, KEYED, MODULE_NAME, Arg, export_name, keyed_source
 from .loader import MANIFEST_NAME, aot_directory, current_digest, kernel_keys, module_file_name, read_manifest
 
 
@@ -55,12 +56,15 @@ def python_functions() -> dict[str, tuple[str, object]]:
         if kernel not in KEYED:
             found[export_name(kernel)] = (kernel, dispatcher.py_func)
             continue
+        parameters = list(inspect.signature(dispatcher.py_func).parameters)[1:]  # after the key
         for name, weighting in sorted(WEIGHTINGS.items()):
-            namespace = {kernel: dispatcher}
+            if export.applies is not None and not export.applies(weighting):
+                continue
+            namespace = {export.attribute: dispatcher}
             # the key is made (and recorded for the kernel's lookup of its parts) in this process
-            source = SCORE_AND_RANK_SOURCE.format(key=str(weighting.kernel_key))
+            source = keyed_source(export.attribute, parameters, str(weighting.kernel_key))
             exec(compile(source, f"<{kernel} at {name}>", "exec"), namespace)  # noqa: S102  (kernels.py's own source)
-            found[export_name(kernel, name)] = (kernel, namespace["score_and_rank_at_key"])
+            found[export_name(kernel, name)] = (kernel, namespace["at_key"])
     return found
 
 

@@ -5,12 +5,15 @@ One table (:data:`EXPORTS`) serves both sides: :mod:`irgrid.aot.build` turns eac
 arguments against the same :class:`Arg` before it calls the compiled function. The types are the
 ones the reader and the Scorer pass (equal to the JIT dispatchers' signatures after a retrieval).
 
-``score_and_rank`` is exported once per weighting, with its ``kernel_key`` written in as the
-literal (numba compiles one loop per key): :data:`SCORE_AND_RANK_SOURCE`.
+The kernels taking a weighting's key first (:data:`KEYED`: ``score_and_rank`` and the parts a
+block of points shares) are exported once per weighting they are called for, each through a
+function with the weighting's ``kernel_key`` written in as the literal (numba compiles one loop
+per key): :func:`keyed_source`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,12 +49,14 @@ READ_ONLY_I32 = _array(np.int32, writes=False)
 @dataclass(frozen=True)
 class Export:
     """A kernel: where its JIT dispatcher lives (``module``, ``attribute``), its arguments and its result's
-    numba type (a string :mod:`irgrid.aot.build` evaluates over ``numba.types``)."""
+    numba type (a string :mod:`irgrid.aot.build` evaluates over ``numba.types``); a keyed kernel's ``applies``:
+    which weightings call it (all when None), the others' loops are not compiled."""
 
     module: str
     attribute: str
     args: tuple[Arg, ...]
     returns: str
+    applies: Callable[[object], bool] | None = None
 
 
 EXPORTS: dict[str, Export] = {
@@ -68,23 +73,27 @@ EXPORTS: dict[str, Export] = {
         (BOOL, F64_2D, F64_2D, F64_2D, F64_2D, F64_2D, F64_2D, I64, I64, I32, I32, READ_ONLY_I32, I32, I32, I64,
          READ_ONLY_I32, INT, INT, INT, F64, F64, I32, I32, I64, _array(np.int32, 2), F64_2D),
         "Tuple((Array(int32, 2, 'C'), Array(float64, 2, 'C'), Array(int64, 1, 'C')))"),
+    # the parts a block of points shares (PreparedQuerySet.block_parts): a weighting whose posting part reads
+    # no length (tabulated by tf), and one with a document part (Dirichlet's log(|D| + mu))
+    "tabulated_posting_parts": Export("irgrid.models.parts.base", "tabulated_posting_parts", (F64, I32, F64, I64, F64),
+                                      "Array(float64, 1, 'C')", applies=lambda weighting: not weighting.reads_length),
+    "document_value_table": Export("irgrid.models.parts.base", "document_value_table", (F64, F64),
+                                   "Array(float64, 1, 'C')", applies=lambda weighting: weighting.document is not None),
+    "candidate_document_values": Export("irgrid.models.parts.base", "candidate_document_values",
+                                        (F64, I32, F64, F64, F64), "Array(float64, 1, 'C')",
+                                        applies=lambda weighting: weighting.document is not None),
 }
 
-#: the kernels taking a weighting's key first: exported once per weighting
-KEYED = frozenset({"score_and_rank"})
+#: the kernels taking a weighting's key first: exported once per weighting they apply to
+KEYED = frozenset({"score_and_rank", "tabulated_posting_parts", "document_value_table", "candidate_document_values"})
 
-#: score_and_rank at one weighting's key: the JIT dispatcher a global (numba compiles a function's globals, not
-#: its arguments), the key written in as the literal
-SCORE_AND_RANK_SOURCE = """
-def score_and_rank_at_key(tabulated, params, term_constants, term_weights, query_constants, query_lengths,
-                          query_weights, term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates,
-                          candidate_offsets, docno_rank, depth, first_query, last_query, posting_parts,
-                          document_values, candidate_ranks, posting_lengths, offsets, out_docids, out_scores):
-    return score_and_rank({key!r}, tabulated, params, term_constants, term_weights, query_constants, query_lengths,
-                          query_weights, term_offsets, query_term_offsets, tfs, docids, doc_lengths, slots, candidates,
-                          candidate_offsets, docno_rank, depth, first_query, last_query, posting_parts,
-                          document_values, candidate_ranks, posting_lengths, offsets, out_docids, out_scores)
-"""
+def keyed_source(attribute: str, parameters: Sequence[str], key: str) -> str:
+    """The source of ``at_key(parameters)``, calling the kernel ``attribute`` with ``key`` written in as the
+    literal first argument: the JIT dispatcher is a global of the function (numba compiles a function's
+    globals, not its arguments), so each key gets its own loop."""
+    names = ", ".join(parameters)
+    return f"def at_key({names}):\n    return {attribute}({key!r}, {names})\n"
+
 
 #: the package's source files whose code the exported kernels compile (their @njit functions and those they call,
 #: the weightings' parts), relative to the package; the manifest's digest covers them and this subpackage

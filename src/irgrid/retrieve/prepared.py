@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..aot.loader import guarded
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel
 from ..models.parts.base import candidate_document_values, document_value_table, tabulated_posting_parts
 from .populated import populated_empty
@@ -80,6 +81,12 @@ class _QueryOfSet(PreparedQuery):
 
 #: postings whose parts :meth:`PreparedQuerySet.block_parts` makes at least, when asked for fewer queries
 BLOCK_PARTS_POSTINGS = 1 << 20
+
+# the parts' kernels through the ahead-of-time module where it is built (irgrid.aot): a retrieval job of a
+# weighting with such parts (Dirichlet's) then runs no JIT kernel and never starts numba's compiler
+aot_tabulated_posting_parts = guarded("tabulated_posting_parts", tabulated_posting_parts)
+aot_document_value_table = guarded("document_value_table", document_value_table)
+aot_candidate_document_values = guarded("candidate_document_values", candidate_document_values)
 
 
 #: arrays a prepared query set keeps for count-matrix models between grid points, in bytes at most
@@ -221,7 +228,7 @@ class PreparedQuerySet(Sequence):
             parts, values, _, _ = self._block_parts.popitem()[1] if self._block_parts else (None, None, None, None)
             if parts is None or (len(parts), len(values)) != sizes:  # another weighting's: not reused
                 parts, values = populated_empty(sizes[0], np.float64), populated_empty(sizes[1], np.float64)
-            table = (document_value_table(weighting.kernel_key, self._doc_lengths, params)
+            table = (aot_document_value_table(weighting.kernel_key, self._doc_lengths, params)
                      if weighting.document is not None else None)
             found = self._block_parts[key] = (parts, values, table, np.zeros(len(self), dtype=bool))
         parts, values, table, filled = found
@@ -238,12 +245,12 @@ class PreparedQuerySet(Sequence):
             lo, hi = int(run[0]), int(run[-1]) + 1
             if not weighting.reads_length:
                 term_lo, term_hi = self.query_term_offsets[lo], self.query_term_offsets[hi]
-                tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants[term_lo:term_hi],
-                                        self.term_offsets[term_lo:term_hi + 1], parts)
+                aot_tabulated_posting_parts(weighting.kernel_key, params, self.tfs, term_constants[term_lo:term_hi],
+                                            self.term_offsets[term_lo:term_hi + 1], parts)
             if weighting.document is not None:
                 rows = slice(self.candidate_offsets[lo], self.candidate_offsets[hi])
-                candidate_document_values(weighting.kernel_key, self._doc_lengths, self.candidates[rows], params,
-                                          table, values[rows])
+                aot_candidate_document_values(weighting.kernel_key, self._doc_lengths, self.candidates[rows], params,
+                                              table, values[rows])
             filled[lo:hi] = True
         return parts, values
 
