@@ -1,8 +1,10 @@
-"""A fresh retrieval process's open and first BM25 query, two checkouts' src alternating, in CPU
-seconds of fresh processes.
+"""A fresh retrieval process's open and first query (BM25 unless told), two checkouts' src alternating,
+in CPU seconds of fresh processes.
 
     python benchmarks/open_job.py --index DIR --topics TOPICS.parquet --src A/src --src B/src [--repeats 5]
     python benchmarks/open_job.py --index DIR --topics TOPICS.parquet --src A/src --aot-dir DIR [--repeats 5]
+    python benchmarks/open_job.py ... --src A/src --aot-dir A_DIR --src B/src --aot-dir B_DIR
+        [--model ql_dirichlet --point mu=1000]
 
 Each child imports numba and the modules a retrieval job loads (irgrid.index, irgrid.models,
 irgrid.retrieve, irgrid.runs: not counted, as in scale.py) and then times, in CPU seconds of the
@@ -19,7 +21,9 @@ children run in turns (checkout A job, B job, A scale, B scale, ...); the parent
 
 With ``--aot-dir`` and one ``--src``, the two sides are that checkout with its ahead-of-time kernel
 module disabled (``IRGRID_AOT=0``: the JIT kernels) and loaded from ``--aot-dir`` (``irgrid aot build
---directory``); each child says whether the module served its calls (``aot used``).
+--directory``); each child says whether the module served its calls (``aot used``). With two of
+each, each checkout loads its own module. Each child also lists the JIT kernels that ran (numba
+dispatchers of irgrid with a compiled signature): any one of them starts numba's machinery.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ SINGLE_THREAD_ENV = {name: "1" for name in (
 WAYS = ("job", "scale")
 
 
-def child(index: str, topics_path: str, way: str) -> dict:
+def child(index: str, topics_path: str, way: str, family: str = "bm25", point_text: str = "k1=1.2,b=0.75") -> dict:
     import numba  # noqa: F401
     import pandas as pd
 
@@ -50,8 +54,8 @@ def child(index: str, topics_path: str, way: str) -> dict:
     from irgrid.retrieve import Scorer
     from irgrid.runs import read_topics
 
-    model = get_model("bm25")
-    point = model.check_point({"k1": 1.2, "b": 0.75})
+    model = get_model(family)
+    point = model.check_point({name: float(value) for name, value in (pair.split("=") for pair in point_text.split(","))})
     clock = time.process_time
     topics = pd.read_parquet(topics_path) if way == "scale" else None
     out: dict = {"dataset imported before": "pyarrow.dataset" in sys.modules}
@@ -73,6 +77,12 @@ def child(index: str, topics_path: str, way: str) -> dict:
     out["first query"] = clock() - at
     out["open + first query"] = clock() - start
     out["dataset imported after"] = "pyarrow.dataset" in sys.modules
+    import gc
+
+    from numba.core.registry import CPUDispatcher
+    out["jit kernels run"] = sorted(f"{obj.__module__}.{obj.__name__}" for obj in gc.get_objects()
+                                    if isinstance(obj, CPUDispatcher) and obj.signatures
+                                    and obj.__module__.startswith("irgrid"))
     try:  # a checkout with irgrid.aot: whether its module served the kernels
         from irgrid.aot import loader
         out["aot used"] = bool(loader.functions())
@@ -85,7 +95,7 @@ def run_child(args, side: tuple[str, str, dict], way: str) -> dict:
     _, src, extra = side
     env = dict(os.environ, PYTHONPATH=src, **SINGLE_THREAD_ENV, **extra)
     command = [sys.executable, "-W", "ignore", __file__, "--_child", way, "--index", str(args.index),
-               "--topics", str(args.topics)]
+               "--topics", str(args.topics), "--model", args.model, "--point", args.point]
     done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["load"] = os.getloadavg()[0]
@@ -102,22 +112,30 @@ def main() -> None:
     parser.add_argument("--topics", required=True)
     parser.add_argument("--src", action="append", default=[], help="a checkout's src (twice: A and B)")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--aot-dir", help="with one --src: that checkout with its AOT module off, then from here")
+    parser.add_argument("--aot-dir", action="append", default=[],
+                        help="with one --src: that checkout with its AOT module off, then from here; with two: each "
+                             "checkout's module, in the order of --src")
+    parser.add_argument("--model", default="bm25", help="the model family (default bm25)")
+    parser.add_argument("--point", default="k1=1.2,b=0.75", help="its point, name=value,... (default k1=1.2,b=0.75)")
     parser.add_argument("--_child", choices=WAYS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._child:
-        print(json.dumps(child(args.index, args.topics, args._child)))
+        print(json.dumps(child(args.index, args.topics, args._child, args.model, args.point)))
         return
-    if args.aot_dir and len(args.src) == 1:
+    if len(args.aot_dir) == 1 and len(args.src) == 1:
         sides = [(f"{args.src[0]} IRGRID_AOT=0", args.src[0], {"IRGRID_AOT": "0"}),
-                 (f"{args.src[0]} IRGRID_AOT_DIR={args.aot_dir}", args.src[0],
-                  {"IRGRID_AOT": "1", "IRGRID_AOT_DIR": args.aot_dir})]
+                 (f"{args.src[0]} IRGRID_AOT_DIR={args.aot_dir[0]}", args.src[0],
+                  {"IRGRID_AOT": "1", "IRGRID_AOT_DIR": args.aot_dir[0]})]
+    elif len(args.src) == 2 and len(args.aot_dir) == 2:
+        sides = [(f"{src} IRGRID_AOT_DIR={aot}", src, {"IRGRID_AOT": "1", "IRGRID_AOT_DIR": aot})
+                 for src, aot in zip(args.src, args.aot_dir)]
     elif len(args.src) == 2 and not args.aot_dir:
         sides = [(src, src, {}) for src in args.src]
     else:
-        parser.error("give --src twice (the two checkouts' src), or once with --aot-dir")
-    print(f"index {args.index}, topics {args.topics}, {args.repeats} fresh processes a line (CPU s, "
-          f"median [min-max]); load {os.getloadavg()[0]:.1f}", flush=True)
+        parser.error("give --src twice (the two checkouts' src, with --aot-dir twice or not at all), "
+                     "or once with --aot-dir")
+    print(f"{args.model} at {args.point}; index {args.index}, topics {args.topics}, {args.repeats} fresh processes "
+          f"a line (CPU s, median [min-max]); load {os.getloadavg()[0]:.1f}", flush=True)
     results: dict = {(side[0], way): [] for side in sides for way in WAYS}
     for _ in range(args.repeats):
         for way in WAYS:
@@ -129,7 +147,8 @@ def main() -> None:
             runs = results[(label, way)]
             print(f"{way} open, {label} (pyarrow.dataset imported before the clock: "
                   f"{runs[0]['dataset imported before']}, after: {runs[0]['dataset imported after']}; "
-                  f"aot used: {sorted({str(r['aot used']) for r in runs})})")
+                  f"aot used: {sorted({str(r['aot used']) for r in runs})}; JIT kernels run: "
+                  f"{sorted({kernel for r in runs for kernel in r['jit kernels run']})})")
             for step in steps:
                 print(f"  {step:20s} {spread([r[step] for r in runs])}")
             print(f"  {'load (1 min)':20s} {spread([r['load'] for r in runs])}")
