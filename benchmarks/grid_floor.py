@@ -8,7 +8,7 @@ The fused kernel ranks each point of a block of ``BLOCK_POINTS`` on its own: a s
 the depth. For point ``j > 0`` of a block, the candidates the previous point kept are real candidates
 of this point, so any score that ``depth`` of them reach at this point is an exact lower bound of its
 depth-th score: a threshold with no unlucky sample. This script ranks one block of 8 of ``scale.py``'s
-20-point grid (k1 0.9 and 1.2 at each b: what the kernel's second block holds) the way the kernel does
+20-point grid (k1 1.2 and 1.5 at each b: what the kernel's second block holds) the way the kernel does
 (``_at_depth``, ``_write_by_candidate_ranks`` with the grid's layout), the points one after the
 other for each query as the kernel does, from the points' scores (``Scorer.score_all``: the kernel's
 bits), in modes:
