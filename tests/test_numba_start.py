@@ -43,3 +43,30 @@ def test_kernel_loads_without_scipy_and_scipy_works_after():
     assert not result["probe_entry_left"]
     assert result["solve"] == [0.5, 0.5]
     assert result["dot"] == 5.0  # 0*0 + 1*1 + 2*2: numba's np.dot, through SciPy's BLAS
+
+
+BUILD_CHILD = """
+import json, sys
+from pathlib import Path
+import pyarrow as pa
+import pyarrow.parquet as pq
+from irgrid.index import build_index
+root = Path(sys.argv[1])
+(root / "docs").mkdir()
+pq.write_table(pa.table({"docno": ["d1", "d2", "d3"], "text": ["alpha beta", "beta gamma gamma", "Delta, alpha!"]}),
+               root / "docs" / "part-0000.parquet")
+stats = build_index(root / "docs", root / "index", {"stemmer": "none", "stopwords": "none"}, num_buckets=2,
+                    scheduler="threads", progress=False)
+print(json.dumps({"num_docs": stats["num_docs"], "num_terms": stats["num_terms"],
+                  "loaded": {name: name in sys.modules for name in ("scipy.linalg", "numba.np.arraymath")}}))
+"""
+
+
+def test_index_build_loads_its_kernels_without_scipy(tmp_path):
+    out = subprocess.run([sys.executable, "-c", BUILD_CHILD, str(tmp_path)], check=True, capture_output=True,
+                         text=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # alpha, beta, gamma, delta
+    assert (result["num_docs"], result["num_terms"]) == (3, 4)
+    # the build's kernels ran (numba's registries installed) and SciPy's linear algebra was never imported
+    assert result["loaded"] == {"scipy.linalg": False, "numba.np.arraymath": True}

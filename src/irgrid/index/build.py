@@ -74,6 +74,10 @@ SAMPLE_DOCS = 2000
 
 LOCAL_SCHEDULERS = ("processes", "threads", "sync", "synchronous", "single-threaded")
 
+#: how long jemalloc keeps a local build's freed pages before returning them to the system
+#: (:func:`purging_memory_pool`)
+BUILD_JEMALLOC_DECAY_MS = 100
+
 
 
 # ---------------------------------------------------------------------- input
@@ -221,6 +225,35 @@ def _progress_lines(out, every_seconds: float):
             print(f"index build: {done}/{total} tasks done after {now - began:.1f}s", file=out, flush=True)
 
     return Callback(posttask=posttask)
+
+
+@contextlib.contextmanager
+def purging_memory_pool():
+    """Arrow's default memory pool while a build runs in this process: jemalloc, returning freed
+    pages to the system after ``BUILD_JEMALLOC_DECAY_MS``; the previous pool again afterwards.
+
+    pyarrow's default pool (mimalloc) keeps freed pages for reuse and reads its purge options only
+    when ``pyarrow`` loads; in a threads build what it kept, on top of what the tasks hold, was
+    part of the peak memory. jemalloc's decay is set at run time (``pa.jemalloc_set_decay_ms``,
+    for every jemalloc arena of the process: pyarrow uses jemalloc only when asked to). Nothing
+    changes when pyarrow has no jemalloc or the environment chose a pool
+    (``ARROW_DEFAULT_MEMORY_POOL``); tasks in other processes keep their own pools.
+    """
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        yield
+        return
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        yield
+        return
+    previous = pa.default_memory_pool()
+    pa.jemalloc_set_decay_ms(BUILD_JEMALLOC_DECAY_MS)
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
 
 
 def _resolve_scheduler(scheduler):
@@ -371,7 +404,7 @@ def build_index(
                 bar = _progress_lines(sys.stderr, every_seconds=5.0)
             else:
                 bar = contextlib.nullcontext()
-            with bar:
+            with bar, purging_memory_pool():
                 results = dask.compute(*final, **kwargs)
         doc_totals, num_terms = results[0], results[1]
 

@@ -9,6 +9,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..numba_start import import_arraymath_without_blas_probe
+
+# The first kernel call of a build's process installs numba's registries; without this, one of them
+# imports all of scipy.linalg to probe for a BLAS no build kernel uses (memory the build holds to the end).
+import_arraymath_without_blas_probe()
+
 #: columns of a word's row in ``word_info``: one row (one cache line) per word is
 #: what the token loop reads; separate arrays cost a cache miss each for rare words.
 FIRST_TERM, FIRST_REL, NUM_TOKENS, MORE_COUNT, MORE_START = range(5)

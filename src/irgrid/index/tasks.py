@@ -313,7 +313,13 @@ def analyze_shard(
 
     def index_run(docnos: list[pa.Array], texts: list[pa.Array]) -> None:
         docid = offset + totals["docs"]
-        word_doc_offsets, word_ids = vocabulary.word_ids(pa.concat_arrays(texts))
+        # Each buffer of the run goes as soon as the next step has what it needs: with two analysing
+        # threads, what one holds through its run's bucket split and piece writes is what the
+        # build's peak memory is made of (the batches' text, the word ids, the unsplit tokens).
+        run_texts = pa.concat_arrays(texts)
+        texts.clear()
+        word_doc_offsets, word_ids = vocabulary.word_ids(run_texts)
+        del run_texts
         if len(vocabulary.terms) > len(seen["last_doc"]):
             grown = np.full(2 * len(vocabulary.terms), -1, dtype=np.int32)
             grown[: len(seen["last_doc"])] = seen["last_doc"]
@@ -322,7 +328,10 @@ def analyze_shard(
             word_doc_offsets, word_ids, vocabulary.word_info, vocabulary.kept_terms, vocabulary.kept_rel,
             docid, seen["last_doc"],
         )
+        del word_doc_offsets, word_ids
+        num_tokens = len(terms)
         by_bucket = tokens_by_key(terms, docids, positions, vocabulary.term_buckets, num_buckets)
+        del terms, docids, positions
         bucket_terms, bucket_docids, bucket_positions, starts = by_bucket
         for b in range(num_buckets):
             lo, hi = starts[b], starts[b + 1]
@@ -338,7 +347,7 @@ def analyze_shard(
             schema=SHARD_DOCS_SCHEMA,
         ))
         totals["docs"] += n
-        totals["tokens"] += len(terms)
+        totals["tokens"] += num_tokens
         totals["postings"] += int(unique_terms.sum())
         totals["runs"] += 1
 
