@@ -1,10 +1,11 @@
 """Tests of what a fresh ranking process reads when it opens an index: the stored docno ranks,
-the docno strings on first use, the row-group starts made without each group's metadata, and
-a prepared query's slots made on first use."""
+the docno strings and the documents' unique-term counts on first use, the row-group starts made
+without each group's metadata, and a prepared query's slots made on first use."""
 
 from __future__ import annotations
 
 import json
+import mmap
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +23,9 @@ from irgrid.analysis import Analyzer
 from irgrid.index import IndexReader
 from irgrid.index.format import DOCS_SCHEMA
 from irgrid.index.reader import ROW_GROUP_ROWS, _group_starts
-from irgrid.models import get_model
+from irgrid.models import MODEL_FAMILIES, get_model
 from irgrid.retrieve import Scorer
+from irgrid.retrieve import populated as populated_module
 from irgrid.runs import read_topics
 
 # docnos whose order is not the documents' (nor their lengths'), with ties in the scores below:
@@ -96,12 +98,14 @@ def test_open_reads_no_docno_until_asked(unsorted_index, monkeypatch):
 
     monkeypatch.setattr(reader_mod, "read_parquet_file", spy)
     reader = IndexReader(unsorted_index)
-    assert asked == [("docs.parquet", ["length", "unique_terms", "docno_rank"])]
-    Scorer(reader)  # the Scorer needs no docno either
+    assert asked == [("docs.parquet", ["length", "docno_rank"])]
+    Scorer(reader)  # the Scorer needs no docno either, nor the unique-term counts
     assert len(asked) == 1 and "docnos_arrow" not in vars(reader)
+    assert reader.doc_unique_terms.tolist() == [len(set(text.split())) for _, text in DOCS]
+    assert asked[1:] == [("docs.parquet", ["unique_terms"])]
     assert reader.docnos.tolist() == [d for d, _ in DOCS]
     assert reader.docnos_arrow.to_pylist() == [d for d, _ in DOCS]
-    assert asked[1:] == [("docs.parquet", ["docno"])]  # read once
+    assert asked[2:] == [("docs.parquet", ["docno"])]  # read once
     analyzer = HAND
     assert reader.doc_lengths.tolist() == [len(analyzer(t)) for _, t in DOCS]
 
@@ -217,3 +221,36 @@ def test_a_retrieval_process_open_does_not_import_pyarrow_dataset(unsorted_index
     done = subprocess.run([sys.executable, "-c", OPEN_CHILD, str(unsorted_index), str(tmp_path / "topics.parquet")],
                           check=True, capture_output=True, text=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"queries": 2, "dataset": False}
+
+
+def test_a_bm25_open_and_ranking_make_no_unique_term_counts_nor_float_copies(unsorted_index, monkeypatch):
+    """The reader's unique-term counts and the scorer's float64 lengths and counts are made on first
+    use, not by a BM25 open and fused ranking; asked for, they are docs.parquet's columns. The flat
+    postings are mapped regions holding each term's postings as the reader's own read gives them."""
+    monkeypatch.setattr(populated_module, "POPULATED_BYTES", 0)  # mapped at once, however small
+    reader = IndexReader(unsorted_index)
+    scorer = Scorer(reader)
+    prepared = scorer.prepare(pd.DataFrame({"qid": ["1", "2", "3"], "text": ["cat dog", "bone", "dog bone cat"]}))
+    model = get_model("bm25")
+    scorer.top(model, prepared, model.check_point({}), 5)
+    assert "doc_unique_terms" not in vars(reader)
+    assert not {"doc_lengths", "doc_unique_terms"} & set(vars(scorer))
+    assert all(isinstance(array.base.obj, mmap.mmap) for array in (prepared.docids, prepared.tfs))  # a view of one
+    postings = reader.postings(sorted({term.term for term in prepared.terms}))
+    for term in prepared.terms:
+        assert term.docids.tolist() == postings[term.term].docids.tolist()
+        assert term.tfs.tolist() == postings[term.term].tfs.tolist()
+    docs = pq.read_table(unsorted_index / "docs.parquet")
+    assert reader.doc_unique_terms.dtype == np.int32
+    assert reader.doc_unique_terms.tolist() == docs.column("unique_terms").to_pylist()
+    assert scorer.doc_lengths.dtype == scorer.doc_unique_terms.dtype == np.float64
+    assert scorer.doc_lengths.tolist() == [float(n) for n in docs.column("length").to_pylist()]
+    assert scorer.doc_unique_terms.tolist() == [float(n) for n in docs.column("unique_terms").to_pylist()]
+    # the numpy path (a model without a fused kernel) reads them through the set: the per-query scores
+    numpy_model = next(get_model(name) for name in MODEL_FAMILIES
+                       if get_model(name).weighting is None and not get_model(name).uses_features)
+    point = numpy_model.check_point({})
+    scores = scorer.score_all(numpy_model, prepared, point)
+    for q, query in enumerate(prepared):
+        lo, hi = prepared.candidate_offsets[q], prepared.candidate_offsets[q + 1]
+        assert scores[lo:hi].tolist() == scorer.score(numpy_model, query, point).tolist()

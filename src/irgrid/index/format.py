@@ -53,8 +53,9 @@ SHARD_DOCS_SCHEMA = pa.schema(
 #: the docnos sorted (the rankers' tie-break key), stored so that a process that ranks reads neither
 #: the docno strings nor sorts them before its first ranking.
 DOCS_SCHEMA = SHARD_DOCS_SCHEMA.append(pa.field("docno_rank", pa.int32(), nullable=False))
-#: the columns of docs.parquet a process that ranks reads when it opens the index
-DOCS_OPEN_COLUMNS = ["length", "unique_terms", "docno_rank"]
+#: the columns of docs.parquet a process that ranks reads when it opens the index (``unique_terms``, which
+#: no fused kernel reads, on first use)
+DOCS_OPEN_COLUMNS = ["length", "docno_rank"]
 TERMS_SCHEMA = pa.schema(
     [
         pa.field("term", pa.string(), nullable=False),

@@ -70,8 +70,8 @@ class Postings(NamedTuple):
 
 
 class IndexReader:
-    """Stats and the documents' lengths and docno ranks are loaded eagerly; the docno strings and the
-    term dictionary on first use; postings on demand.
+    """Stats and the documents' lengths and docno ranks are loaded eagerly; their unique-term counts,
+    the docno strings and the term dictionary on first use; postings on demand.
 
     ``forward_path``: the forward index of this index (:mod:`irgrid.index.forward`), read by
     :meth:`forward`; by default :func:`irgrid.index.forward.forward_index_dir` of ``path``.
@@ -92,7 +92,6 @@ class IndexReader:
         # the columns a ranking needs; the docno strings are read on first use (docnos_arrow)
         docs = read_parquet_file(self.path / "docs.parquet", DOCS_OPEN_COLUMNS)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
-        self.doc_unique_terms: np.ndarray = docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
         #: each document's position among the docnos sorted (distinct): the rankers' tie-break key
         self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
         self._terms_table: pa.Table | None = None
@@ -101,6 +100,13 @@ class IndexReader:
         self._positions_starts: np.ndarray | None = None
         self._docno_index: dict[str, int] | None = None
         self._term_id_cache: dict[str, int] = {}
+
+    @functools.cached_property
+    def doc_unique_terms(self) -> np.ndarray:
+        """Each document's number of distinct terms, int32, in docid order (read on first use: no fused
+        kernel reads it)."""
+        docs = read_parquet_file(self.path / "docs.parquet", ["unique_terms"])
+        return docs.column("unique_terms").to_numpy().astype(np.int32, copy=False)
 
     @functools.cached_property
     def docnos_arrow(self) -> pa.Array:

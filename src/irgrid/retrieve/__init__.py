@@ -33,11 +33,11 @@ from ..feedback import retrieve_with_feedback
 from ..index.format import docno_ranks
 from ..models import CollectionStatistics, QueryTerm, RetrievalModel, get_model
 from ..models.base import replaced
-from ..numba_start import import_arraymath_without_blas_probe
+from ..numba_start import import_arraymath_at_numba_start
 from ..runs import CANDIDATES_COLUMN, RUN_COLUMNS, RUN_SCHEMA
 from . import populated
 from .compiled import compile_query_set
-from .populated import gathered, populated_empty
+from .populated import flat_postings, gathered, populated_empty
 from .prepared import (
     QUERY_CACHE_BYTES,
     PreparedQuery,
@@ -142,14 +142,13 @@ class Scorer:
     def __init__(self, index, threads: int = 1):
         """``threads``: how many threads a fused-kernel query set is scored and ranked on
         (contiguous ranges of queries; the kernels release the GIL)."""
-        # before the first kernel loads: numba's start-up without its SciPy import (irgrid.numba_start)
-        import_arraymath_without_blas_probe()
+        # numba's start-up, at the first JIT kernel call if any (none where the AOT module serves every
+        # call), without its SciPy import (irgrid.numba_start)
+        import_arraymath_at_numba_start()
         self.index = index
         self.threads = max(1, int(threads))
-        self.doc_lengths = np.asarray(index.doc_lengths, dtype=np.float64)
         # the fused BM25 kernel gathers a posting's document length through its docid (the reader's int32)
         self.int_doc_lengths = np.ascontiguousarray(index.doc_lengths, dtype=np.int32)
-        self.doc_unique_terms = np.asarray(index.doc_unique_terms, dtype=np.float64)
         self._docno_offsets: tuple[int, pa.Buffer] | None = None  # docno_column's: rows, their offsets
         # Position of each docid in docno order: the tie-break key, stored in the index
         # (IndexReader.docno_rank). int32: the rankers look it up once per ranked candidate, and a
@@ -160,6 +159,23 @@ class Scorer:
         else:  # another reader (a test's in-memory index): sorted here
             self.docno_order = docno_ranks(self.docnos_arrow)
         self.stats = CollectionStatistics.from_index(index)
+
+    # The float64 copies of the documents' lengths and unique-term counts are made on first use: the fused
+    # kernels read the reader's int32 lengths and a ranking reads no unique-term count, so a process that
+    # only ranks with them never writes the copies' fresh pages (8 bytes a document each).
+    @functools.cached_property
+    def doc_lengths(self) -> np.ndarray:
+        """Each document's length, float64, in docid order."""
+        return np.asarray(self.index.doc_lengths, dtype=np.float64)
+
+    @functools.cached_property
+    def doc_unique_terms(self) -> np.ndarray:
+        """Each document's number of distinct terms, float64, in docid order."""
+        return np.asarray(self.index.doc_unique_terms, dtype=np.float64)
+
+    @property
+    def num_docs(self) -> int:
+        return len(self.int_doc_lengths)
 
     @functools.cached_property
     def docnos_arrow(self) -> pa.Array:
@@ -261,8 +277,7 @@ class Scorer:
             postings = self.index.postings(sorted(placements))
             return self._flatten(qids, [[replaced(t, docids=postings[t.term].docids, tfs=postings[t.term].tfs)
                                          for t in query_terms] for query_terms in per_query])
-        docids = np.empty(term_offsets[-1], dtype=np.int32)
-        tfs = np.empty(term_offsets[-1], dtype=np.int32)
+        docids, tfs = flat_postings(int(term_offsets[-1]))
         self.index.postings_into(placements, docids, tfs)
         return self._flat_set(qids, per_query, terms, term_offsets, docids, tfs)
 
@@ -286,8 +301,7 @@ class Scorer:
             replaced(t, docids=docids[lo:hi], tfs=tfs[lo:hi])
             for t, lo, hi in zip(terms, term_offsets[:-1].tolist(), term_offsets[1:].tolist())
         ]
-        return PreparedQuerySet(qids, terms, term_offsets, query_term_offsets, docids, tfs, self.doc_lengths,
-                                self.doc_unique_terms)
+        return PreparedQuerySet(qids, terms, term_offsets, query_term_offsets, docids, tfs, self)
 
     def score(self, model: RetrievalModel, query: PreparedQuery, point: Mapping[str, float]) -> np.ndarray:
         """Scores of one query's candidates (aligned with ``query.candidates``)."""

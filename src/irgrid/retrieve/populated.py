@@ -34,6 +34,12 @@ def populated_empty(length: int, dtype) -> np.ndarray:
     return np.frombuffer(region, dtype, length)  # the array holds the mapping; unmapped with the array
 
 
+def flat_postings(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """A query set's flat ``(docids, tfs)`` (int32, ``length`` postings each), for the reader to write whole
+    (:meth:`irgrid.index.IndexReader.postings_into`): :func:`populated_empty`'s, not numpy's huge pages."""
+    return populated_empty(length, np.int32), populated_empty(length, np.int32)
+
+
 def gathered(table: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``table[indices]`` (``indices`` non-negative, below ``len(table)``) into a :func:`populated_empty` array."""
     out = populated_empty(len(indices), table.dtype)

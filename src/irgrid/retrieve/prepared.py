@@ -123,9 +123,12 @@ class PreparedQuerySet(Sequence):
     and candidates ``candidate_offsets[q]:...[q+1]``; posting ``p`` adds to
     candidate ``global_slots[p]``.  Document lengths are gathered once per
     posting and per candidate.  Iterating gives :class:`PreparedQuery` views.
+
+    ``documents`` (a :class:`~irgrid.retrieve.Scorer`) gives ``num_docs`` and, read on first use,
+    the float64 ``doc_lengths`` and ``doc_unique_terms`` of every document in docid order.
     """
 
-    def __init__(self, qids, terms, term_offsets, query_term_offsets, docids, tfs, doc_lengths, doc_unique_terms):
+    def __init__(self, qids, terms, term_offsets, query_term_offsets, docids, tfs, documents):
         self.qids: list[str] = qids
         self.terms: list[QueryTerm] = terms
         self.term_offsets = term_offsets
@@ -133,9 +136,8 @@ class PreparedQuerySet(Sequence):
         self.docids = docids
         self.tfs = tfs
         self.candidates, self.candidate_offsets, self.global_slots = candidate_slots(
-            docids, term_offsets, query_term_offsets, len(doc_lengths))
-        self._doc_lengths = doc_lengths
-        self._doc_unique_terms = doc_unique_terms
+            docids, term_offsets, query_term_offsets, documents.num_docs)
+        self._documents = documents
         self.term_qtfs = np.array([term.qtf for term in terms], dtype=np.float64)
         # (model name, point) -> the fused kernel's inputs: a grid point's constants are made once
         self._kernel_inputs: dict = {}
@@ -150,6 +152,14 @@ class PreparedQuerySet(Sequence):
         # the qid and rank columns of a run, for the rows per query they were made for: every point of a
         # grid ranks min(depth, candidates) documents a query, so its runs share them (Scorer.run_table)
         self._run_layout: tuple[bytes, pa.Array, pa.Array] | None = None
+
+    @property
+    def _doc_lengths(self) -> np.ndarray:
+        return self._documents.doc_lengths
+
+    @property
+    def _doc_unique_terms(self) -> np.ndarray:
+        return self._documents.doc_unique_terms
 
     # Gathered on first use: the fused kernels need only the lengths, the numpy path all four,
     # and making an array the size of the postings costs more than scoring a BM25 point.
