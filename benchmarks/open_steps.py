@@ -21,15 +21,20 @@ mostly waiting):
   query views     list(prepared): one PreparedQuery a query (scale.py's per-query API input)
 
 and, apart, the same open through the public calls (Scorer(IndexReader).prepare + list) as scale.py
-times it. The parent prints the median [min-max] of each step and the load average. Works with any
+times it. Each step (but the parts of "postings") and the public open also gets the process's
+getrusage(RUSAGE_SELF) deltas: user and system CPU seconds and minor page faults (a fault of a fresh
+page the kernel zeroes: on a VM its system time varies from one process to the next for the same
+faults). The parent prints the median [min-max] of each step and the load average. Works with any
 checkout's src on PYTHONPATH (main's, a branch's) and its index.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,6 +47,8 @@ from harness import flat_query_layout  # noqa: E402  (the layout Scorer._read_fl
 STEPS = ["reader", "scorer", "analysis", "postings", "decode", "pages", "numba start", "candidate slots", "query views"]
 #: steps that are parts of "postings", not added to the sum
 PARTS = ("decode", "pages")
+#: getrusage deltas kept per step besides its CPU seconds: (key suffix, heading)
+USAGE = ((" user", "user s"), (" sys", "sys s"), (" faults", "minor faults"))
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
@@ -59,14 +66,30 @@ def child(index: str, topics_path: str, public: bool) -> dict:
     from irgrid.retrieve.prepared import PreparedQuerySet, analyse_queries
     from irgrid.retrieve.ranking import candidate_slots
 
+    try:
+        import irgrid.retrieve.populated as populated
+    except ImportError:  # a checkout without it
+        populated = None
+
     topics = pd.read_parquet(topics_path)
     clock = time.process_time
     out: dict = {}
+
+    @contextlib.contextmanager
+    def step(name: str):
+        """``name``'s CPU seconds, and its user, system seconds and minor faults (getrusage deltas)."""
+        before, start = resource.getrusage(resource.RUSAGE_SELF), clock()
+        yield
+        out[name] = clock() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        out[name + " user"] = after.ru_utime - before.ru_utime
+        out[name + " sys"] = after.ru_stime - before.ru_stime
+        out[name + " faults"] = after.ru_minflt - before.ru_minflt
+
     if public:
-        start = clock()
-        prepared = Scorer(IndexReader(index)).prepare(topics)
-        list(prepared)
-        out["public open"] = clock() - start
+        with step("public open"):
+            prepared = Scorer(IndexReader(index)).prepare(topics)
+            list(prepared)
         return out
     decoded = {"rows": 0, "seconds": 0.0}
     read_row_groups = pq.ParquetFile.read_row_groups
@@ -95,38 +118,40 @@ def child(index: str, topics_path: str, public: bool) -> dict:
             return status, rows
 
         pages.read_rows = counted_pages
-    start = clock()
-    reader = IndexReader(index)
-    out["reader"] = clock() - start
-    start = clock()
-    scorer = Scorer(reader)
-    out["scorer"] = clock() - start
-    start = clock()
-    queries = analyse_queries(reader, topics)
-    out["analysis"] = clock() - start
+    with step("reader"):
+        reader = IndexReader(index)
+    with step("scorer"):
+        scorer = Scorer(reader)
+    with step("analysis"):
+        queries = analyse_queries(reader, topics)
     terms, term_offsets, query_term_offsets, placements = flat_query_layout(queries)
-    start = clock()
-    docids = np.empty(term_offsets[-1], dtype=np.int32)
-    tfs = np.empty(term_offsets[-1], dtype=np.int32)
-    reader.postings_into(placements, docids, tfs)
-    out["postings"] = clock() - start
+    # the flat arrays as the checkout's Scorer._read_flat allocates them
+    flat_postings = getattr(populated, "flat_postings", None) if populated is not None else None
+    with step("postings"):
+        if flat_postings is not None:
+            docids, tfs = flat_postings(int(term_offsets[-1]))
+        else:  # numpy's
+            docids = np.empty(term_offsets[-1], dtype=np.int32)
+            tfs = np.empty(term_offsets[-1], dtype=np.int32)
+        reader.postings_into(placements, docids, tfs)
     out["decode"] = decoded["seconds"]
     out["pages"] = decoded_by_pages["seconds"]
     out["rows decoded"] = decoded["rows"] + decoded_by_pages["rows"]
     out["rows needed"] = int(sum(t.df for t in {t.term: t for t in terms}.values()))
     out["postings placed"] = int(term_offsets[-1])
-    start = clock()
-    candidate_slots(docids[:10], np.array([0, min(10, len(docids))], np.int64), np.array([0, 1], np.int64),
-                    reader.num_docs)
-    out["numba start"] = clock() - start
-    start = clock()
-    candidate_slots(docids, term_offsets, query_term_offsets, reader.num_docs)
-    out["candidate slots"] = clock() - start
-    prepared = PreparedQuerySet([str(q) for q in queries], terms, term_offsets, query_term_offsets, docids, tfs,
-                                scorer.doc_lengths, scorer.doc_unique_terms)
-    start = clock()
-    list(prepared)
-    out["query views"] = clock() - start
+    with step("numba start"):
+        candidate_slots(docids[:10], np.array([0, min(10, len(docids))], np.int64), np.array([0, 1], np.int64),
+                        reader.num_docs)
+    with step("candidate slots"):
+        candidate_slots(docids, term_offsets, query_term_offsets, reader.num_docs)
+    try:  # a checkout whose set takes the scorer (its float64 document arrays made on first use)
+        prepared = PreparedQuerySet([str(q) for q in queries], terms, term_offsets, query_term_offsets, docids, tfs,
+                                    scorer)
+    except TypeError:  # an older one: the arrays themselves
+        prepared = PreparedQuerySet([str(q) for q in queries], terms, term_offsets, query_term_offsets, docids, tfs,
+                                    scorer.doc_lengths, scorer.doc_unique_terms)
+    with step("query views"):
+        list(prepared)
     return out
 
 
@@ -139,8 +164,8 @@ def run_child(args, public: bool) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def spread(values) -> str:
-    return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
+def spread(values, form: str = ".3f") -> str:
+    return f"{statistics.median(values):{form}} [{min(values):{form}}-{max(values):{form}}]"
 
 
 def main() -> None:
@@ -159,13 +184,22 @@ def main() -> None:
     steps, public, loads = [], [], []
     for _ in range(args.repeats):  # interleaved: a step-by-step child, then a public one
         steps.append(run_child(args, public=False))
-        public.append(run_child(args, public=True)["public open"])
+        public.append(run_child(args, public=True))
         loads.append(os.getloadavg()[0])
+    print(f"  {'':16s} {'CPU s':20s} " + " ".join(f"{heading:20s}" for _, heading in USAGE))
+
+    def line(name: str, children: list[dict]) -> str:
+        usage = [spread([c[name + suffix] for c in children], ".0f" if suffix == " faults" else ".3f")
+                 for suffix, _ in USAGE if name + suffix in children[0]]
+        return f"  {name:16s} {spread([c[name] for c in children]):20s} " + " ".join(f"{u:20s}" for u in usage)
+
     for step in STEPS:
-        print(f"  {step:16s} {spread([s[step] for s in steps])}")
-    total = [sum(s[step] for step in STEPS if step not in PARTS) for s in steps]
-    print(f"  {'sum of steps':16s} {spread(total)}")
-    print(f"  {'public open':16s} {spread(public)}  (Scorer(IndexReader(index)).prepare(topics) + list: scale.py's open)")
+        print(line(step, steps).rstrip())
+    summed = [{"sum of steps" + suffix: sum(s[step + suffix] for step in STEPS if step not in PARTS)
+               for suffix in [""] + [suffix for suffix, _ in USAGE]} for s in steps]
+    print(line("sum of steps", summed).rstrip())
+    print(line("public open", public).rstrip())
+    print("  (public open: Scorer(IndexReader(index)).prepare(topics) + list: scale.py's open)")
     first = steps[0]
     print(f"  rows decoded {first['rows decoded']:,} for {first['rows needed']:,} postings of the distinct terms "
           f"({first['rows decoded'] / max(1, first['rows needed']):.2f}x), {first['postings placed']:,} placed")
