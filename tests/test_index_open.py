@@ -92,9 +92,9 @@ def test_open_reads_no_docno_until_asked(unsorted_index, monkeypatch):
     asked = []
     real = reader_mod.read_parquet_file
 
-    def spy(path, columns=None):
+    def spy(path, columns=None, **options):
         asked.append((Path(path).name, columns))
-        return real(path, columns)
+        return real(path, columns, **options)
 
     monkeypatch.setattr(reader_mod, "read_parquet_file", spy)
     reader = IndexReader(unsorted_index)
@@ -108,6 +108,28 @@ def test_open_reads_no_docno_until_asked(unsorted_index, monkeypatch):
     assert asked[2:] == [("docs.parquet", ["docno"])]  # read once
     analyzer = HAND
     assert reader.doc_lengths.tolist() == [len(analyzer(t)) for _, t in DOCS]
+
+
+@pytest.mark.parametrize("rows_per_chunk", [None, 2])
+def test_the_term_table_is_one_chunk_a_column_however_the_read_cuts_it(unsorted_index, monkeypatch, rows_per_chunk):
+    """The term dictionary as the reader keeps it (one chunk per column, which term lookups take
+    whole) against ``pq.read_table``'s, from a read that gives one chunk per column or several."""
+    real = reader_mod.read_parquet_file
+
+    def read_cut(path, columns=None, memory_map=False):
+        table = real(path, columns, memory_map)
+        return table if rows_per_chunk is None else pa.Table.from_batches(table.to_batches(max_chunksize=rows_per_chunk))
+
+    monkeypatch.setattr(reader_mod, "read_parquet_file", read_cut)
+    reader = IndexReader(unsorted_index)
+    expected = pq.read_table(unsorted_index / "terms.parquet")
+    table = reader._term_table()
+    assert table.column_names == expected.column_names
+    for name in expected.column_names:
+        assert table.column(name).num_chunks == 1
+        assert table.column(name).chunk(0).to_pylist() == expected.column(name).to_pylist()
+    terms = expected.column("term").to_pylist()
+    assert reader.term_ids(["zzz", *reversed(terms)]).tolist() == [-1, *reversed(range(len(terms)))]
 
 
 def group_starts_one_by_one(metadata) -> list[int]:

@@ -30,11 +30,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
-def read_parquet_file(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+def read_parquet_file(path: str | os.PathLike, columns: list[str] | None = None, memory_map: bool = False) -> pa.Table:
     """One Parquet file (``columns`` of it, all by default), read without ``pq.read_table``'s dataset
     layer: its first use imports pyarrow.dataset, a noticeable share of the CPU of every job that
-    reads a file (the same table)."""
-    with pq.ParquetFile(path) as file:
+    reads a file (the same table). ``memory_map``: pyarrow's (the file's pages decoded from the page
+    cache rather than from a buffer read first)."""
+    with pq.ParquetFile(path, memory_map=memory_map) as file:
         return file.read(columns=columns)
 
 

@@ -89,8 +89,9 @@ class IndexReader:
         self.num_buckets: int = int(self.stats["num_buckets"])
         self.analyzer: Analyzer = Analyzer.from_dict(self.stats["analyzer"])
 
-        # the columns a ranking needs; the docno strings are read on first use (docnos_arrow)
-        docs = read_parquet_file(self.path / "docs.parquet", DOCS_OPEN_COLUMNS)
+        # the columns a ranking needs; the docno strings are read on first use (docnos_arrow). Memory-mapped:
+        # the columns are decoded from the page cache, without a fresh buffer of the file's bytes first
+        docs = read_parquet_file(self.path / "docs.parquet", DOCS_OPEN_COLUMNS, memory_map=True)
         self.doc_lengths: np.ndarray = docs.column("length").to_numpy().astype(np.int32, copy=False)
         #: each document's position among the docnos sorted (distinct): the rankers' tie-break key
         self.docno_rank: np.ndarray = docs.column("docno_rank").to_numpy().astype(np.int32, copy=False)
@@ -128,12 +129,16 @@ class IndexReader:
     def _term_table(self) -> pa.Table:
         """terms.parquet: a term's row is its id (terms sorted)."""
         if self._terms_table is None:
-            table = read_parquet_file(self.path / "terms.parquet")
-            # one chunk per column: .chunk(0) is then the whole column
-            self._terms_table = pa.Table.from_arrays(
-                [pa.chunked_array([table.column(name).combine_chunks()]) for name in table.column_names],
-                names=table.column_names,
-            )
+            # memory-mapped: the file's pages are decoded from the page cache, not from a copy
+            table = read_parquet_file(self.path / "terms.parquet", memory_map=True)
+            # one chunk per column: .chunk(0) is then the whole column. A whole file's read gives that
+            # already, and a combine would copy every column (fresh pages as large as the table)
+            if any(table.column(name).num_chunks != 1 for name in table.column_names):
+                table = pa.Table.from_arrays(
+                    [pa.chunked_array([table.column(name).combine_chunks()]) for name in table.column_names],
+                    names=table.column_names,
+                )
+            self._terms_table = table
         return self._terms_table
 
     @property

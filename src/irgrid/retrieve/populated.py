@@ -5,7 +5,9 @@ trap into the kernel per 4 KiB, which on a virtual machine cost a kernel's pass 
 postings as much as the pass itself (``candidate_slots``' output). Linux maps an anonymous region's
 pages at once when asked (``MAP_POPULATE``): the same zeroed pages, without a trap each. numpy's
 own large arrays ask for transparent huge pages instead, whose first use is fast or very slow by
-the state of the machine's memory (the kernel compacts it to find 2 MiB pages).
+the state of the machine's memory (the kernel compacts it to find 2 MiB pages; on a virtual machine,
+whether the host backs the guest's pages yet): a query set's flat postings (:func:`flat_postings`)
+and candidate slots are mapped here instead.
 
 A gather into such an array (:func:`gathered`) is a numba loop: ``np.take`` with int32 indices
 first copies them into a fresh array of 8-byte indices, twice the output's pages again.
