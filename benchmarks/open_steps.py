@@ -24,7 +24,10 @@ and, apart, the same open through the public calls (Scorer(IndexReader).prepare 
 times it. Each step (but the parts of "postings") and the public open also gets the process's
 getrusage(RUSAGE_SELF) deltas: user and system CPU seconds and minor page faults (a fault of a fresh
 page the kernel zeroes: on a VM its system time varies from one process to the next for the same
-faults). The parent prints the median [min-max] of each step and the load average. Works with any
+faults), and the growth of its resident anonymous memory (/proc/self/status RssAnon) with, in
+parentheses, the growth of its transparent huge pages (smaps_rollup AnonHugePages): how much fresh
+memory the faults mapped. The parent prints the median [min-max] of each step and the load average
+(the memory: medians). Works with any
 checkout's src on PYTHONPATH (main's, a branch's) and its index.
 """
 
@@ -47,8 +50,27 @@ from harness import flat_query_layout  # noqa: E402  (the layout Scorer._read_fl
 STEPS = ["reader", "scorer", "analysis", "postings", "decode", "pages", "numba start", "candidate slots", "query views"]
 #: steps that are parts of "postings", not added to the sum
 PARTS = ("decode", "pages")
-#: getrusage deltas kept per step besides its CPU seconds: (key suffix, heading)
-USAGE = ((" user", "user s"), (" sys", "sys s"), (" faults", "minor faults"))
+#: getrusage deltas kept per step besides its CPU seconds, and the growth of the process's anonymous memory
+#: (a minor fault maps a 4 KiB page or a 2 MiB huge page: the MB say how much fresh memory the faults were):
+#: (key suffix, heading)
+USAGE = ((" user", "user s"), (" sys", "sys s"), (" faults", "minor faults"), (" anon MB", "anon MB (of huge)"))
+
+
+def anon_kib() -> tuple[int, int]:
+    """The process's resident anonymous memory and, of it, the transparent huge pages' (KiB; 0s off Linux)."""
+    found = {"RssAnon:": 0}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    found["RssAnon:"] = int(line.split()[1])
+        with open("/proc/self/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("AnonHugePages:"):
+                    return found["RssAnon:"], int(line.split()[1])
+    except OSError:
+        pass
+    return found["RssAnon:"], 0
 SINGLE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
@@ -78,13 +100,17 @@ def child(index: str, topics_path: str, public: bool) -> dict:
     @contextlib.contextmanager
     def step(name: str):
         """``name``'s CPU seconds, and its user, system seconds and minor faults (getrusage deltas)."""
+        anon_before = anon_kib()
         before, start = resource.getrusage(resource.RUSAGE_SELF), clock()
         yield
         out[name] = clock() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
+        anon_after = anon_kib()
         out[name + " user"] = after.ru_utime - before.ru_utime
         out[name + " sys"] = after.ru_stime - before.ru_stime
         out[name + " faults"] = after.ru_minflt - before.ru_minflt
+        out[name + " anon MB"] = (anon_after[0] - anon_before[0]) / 1024
+        out[name + " huge MB"] = (anon_after[1] - anon_before[1]) / 1024
 
     if public:
         with step("public open"):
@@ -142,8 +168,8 @@ def child(index: str, topics_path: str, public: bool) -> dict:
     with step("numba start"):
         candidate_slots(docids[:10], np.array([0, min(10, len(docids))], np.int64), np.array([0, 1], np.int64),
                         reader.num_docs)
-    with step("candidate slots"):
-        candidate_slots(docids, term_offsets, query_term_offsets, reader.num_docs)
+    with step("candidate slots"):  # kept to the end, as a prepared set keeps them (its anonymous memory)
+        slots = candidate_slots(docids, term_offsets, query_term_offsets, reader.num_docs)
     try:  # a checkout whose set takes the scorer (its float64 document arrays made on first use)
         prepared = PreparedQuerySet([str(q) for q in queries], terms, term_offsets, query_term_offsets, docids, tfs,
                                     scorer)
@@ -152,6 +178,7 @@ def child(index: str, topics_path: str, public: bool) -> dict:
                                     scorer.doc_lengths, scorer.doc_unique_terms)
     with step("query views"):
         list(prepared)
+    del slots
     return out
 
 
@@ -190,13 +217,16 @@ def main() -> None:
 
     def line(name: str, children: list[dict]) -> str:
         usage = [spread([c[name + suffix] for c in children], ".0f" if suffix == " faults" else ".3f")
-                 for suffix, _ in USAGE if name + suffix in children[0]]
+                 for suffix, _ in USAGE[:3] if name + suffix in children[0]]
+        if name + " anon MB" in children[0]:
+            usage.append(f"{statistics.median([c[name + ' anon MB'] for c in children]):.1f} "
+                         f"({statistics.median([c[name + ' huge MB'] for c in children]):.0f})")
         return f"  {name:16s} {spread([c[name] for c in children]):20s} " + " ".join(f"{u:20s}" for u in usage)
 
     for step in STEPS:
         print(line(step, steps).rstrip())
     summed = [{"sum of steps" + suffix: sum(s[step + suffix] for step in STEPS if step not in PARTS)
-               for suffix in [""] + [suffix for suffix, _ in USAGE]} for s in steps]
+               for suffix in ["", " huge MB"] + [suffix for suffix, _ in USAGE]} for s in steps]
     print(line("sum of steps", summed).rstrip())
     print(line("public open", public).rstrip())
     print("  (public open: Scorer(IndexReader(index)).prepare(topics) + list: scale.py's open)")
