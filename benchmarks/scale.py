@@ -29,7 +29,9 @@ across systems (repeat 1 of every system, then repeat 2, ...) and quoted as medi
                 system's imports are made before the timed open (a peer's constructor imports its
                 package; irgrid's imports its modules) and printed apart.
   (c) grid      irgrid: retrieve_grid(IndexReader(index), topics, "bm25", points) for one
-                point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single.
+                point vs a 20-point grid (k1 x b = 5 x 4), each in its own child: grid / single;
+                and the same rankings as a chunk job makes them (Scorer.grid_tops: docids and
+                scores, no run table with docnos), grid / single in CPU s.
                 A peer with a grid method (pisa) runs the same points from its built index, each
                 point paying what that peer must redo for a new (k1, b) (PISA: the point's
                 block-max data and compressed index, then the query set): grid / single beside
@@ -189,6 +191,21 @@ def irgrid_grid(index_dir, topics, family: str, points: list[dict], depth: int) 
     return sum(len(run) for run in runs)
 
 
+def irgrid_grid_docids(index_dir, topics, family: str, points: list[dict], depth: int) -> int:
+    """The same rankings as a chunk job makes them (``Scorer.grid_tops``): document ids and scores, no run
+    tables (no docno column); what a grid in the workflow costs before its evaluation."""
+    from irgrid.index import IndexReader
+    from irgrid.models import get_model
+    from irgrid.retrieve import Scorer
+
+    model = get_model(family)
+    checked = [model.check_point(point) for point in points]
+    rows = 0
+    for _, (docids, _, _) in Scorer(IndexReader(index_dir)).grid_tops(model, topics, checked, depth):
+        rows += len(docids)
+    return rows
+
+
 def irgrid_grid_label() -> str:
     import inspect
 
@@ -283,7 +300,7 @@ def child(task: dict) -> dict:
     elif kind == "grid":
         topics = read_topics(task["topics"], task["num_queries"])
         engine = task.get("engine", "irgrid")
-        if engine == "irgrid":
+        if engine.startswith("irgrid"):
             import irgrid.retrieve  # noqa: F401
         else:
             peer = make_system(engine, task["peer_options"])  # imports its package, untimed
@@ -292,6 +309,8 @@ def child(task: dict) -> dict:
         if engine == "irgrid":
             out["rows"] = irgrid_grid(task["index"], topics, "bm25", task["points"], task["depth"])
             out["call"] = irgrid_grid_label()
+        elif engine == "irgrid-docids":
+            out["rows"] = irgrid_grid_docids(task["index"], topics, "bm25", task["points"], task["depth"])
         else:
             out.update(peer.grid(task["index"], topics, task["points"], task["depth"]))
         out["seconds"] = time.perf_counter() - start
@@ -345,6 +364,9 @@ def summarise(builds: dict, queries: dict, grids: dict, num_docs: int, sdm: dict
         summary["grid"][name] = [r["seconds"] for r in runs]
         summary["grid"][f"{name}_cpu"] = [r["cpu_seconds"] for r in runs if "cpu_seconds" in r]
         summary["grid"]["call"] = runs[-1].get("call", "retrieve_grid(IndexReader, topics, 'bm25', points)")
+    if "single_docids" in grids and "grid20_docids" in grids:
+        summary["grid"]["docids_cpu_ratio_per_repeat"] = [g["cpu_seconds"] / s["cpu_seconds"] for s, g in
+                                                          zip(grids["single_docids"], grids["grid20_docids"])]
     if "single" in grids and "grid20" in grids:
         summary["grid"]["ratio_per_repeat"] = [g["seconds"] / s["seconds"] for s, g in zip(grids["single"], grids["grid20"])]
         summary["grid"]["cpu_ratio_per_repeat"] = [g["cpu_seconds"] / s["cpu_seconds"] for s, g in
@@ -451,6 +473,11 @@ def print_report(summary: dict, overlap: dict, meta: dict, peers: list[str]) -> 
             p(f"  CPU s (process time: a loaded machine inflates wall time)  single {spread(g['single_cpu'], '{:.2f}')}"
               f"  grid {spread(g['grid20_cpu'], '{:.2f}')}  grid / single {med(g['grid20_cpu']) / med(g['single_cpu']):.2f}"
               f" (per repeat {', '.join(f'{r:.2f}' for r in g['cpu_ratio_per_repeat'])})")
+    if g.get("single_docids_cpu"):
+        p("    the chunk job's rankings (Scorer.grid_tops: docids and scores, no run table), CPU s  single "
+          f"{spread(g['single_docids_cpu'], '{:.2f}')}  grid {spread(g['grid20_docids_cpu'], '{:.2f}')}  grid / single "
+          f"{med(g['grid20_docids_cpu']) / med(g['single_docids_cpu']):.2f} (per repeat "
+          f"{', '.join(f'{r:.2f}' for r in g['docids_cpu_ratio_per_repeat'])})")
     for engine, pg in (summary.get("peer_grid") or {}).items():
         if not (pg.get("single") and pg.get("grid20")):
             continue
@@ -549,6 +576,9 @@ def print_issue16_goals(summary: dict, meta: dict, goal) -> None:
         if g.get("single_cpu"):
             r = med(g["grid20_cpu"]) / med(g["single_cpu"])
             goal("20-point grid / one point (CPU s)", r, "<= 1.5x", r <= GOALS["grid_ratio"], "x")
+        if g.get("single_docids_cpu"):
+            r = med(g["grid20_docids_cpu"]) / med(g["single_docids_cpu"])
+            goal("20-point grid / one point (CPU s; chunk job's, docids)", r, "<= 1.5x", r <= GOALS["grid_ratio"], "x")
     for engine, pg in (summary.get("peer_grid") or {}).items():
         if g.get("single") and pg.get("single") and pg.get("grid20"):
             ours, theirs = med(g["grid20"]) / med(g["single"]), med(pg["grid20"]) / med(pg["single"])
@@ -767,18 +797,21 @@ def main() -> None:
 
     # (c) grid: irgrid, then each peer that has a grid method, interleaved by repeat
     peer_grids: dict[str, dict[str, list]] = {}
-    grid_engines = ["irgrid"] + [name for name in peers if name in GRID_PEERS]
+    grid_engines = ["irgrid", "irgrid-docids"] + [name for name in peers if name in GRID_PEERS]
     if not args.no_grid:
         for r in range(args.repeats):
             for engine in grid_engines:
                 for name, points in (("single", [BM25_POINT]), ("grid20", GRID_POINTS)):
-                    index = index_dirs[engine]
+                    index = index_dirs["irgrid" if engine.startswith("irgrid") else engine]
                     task = {"kind": "grid", "system": name if engine == "irgrid" else f"{engine}-{name}",
                             "engine": engine, "index": str(index), "topics": str(topics_path),
                             "num_queries": args.queries, "depth": args.depth, "points": points,
                             "peer_options": peer_options}
                     result = run_child(task, log_dir, single_thread=True)
-                    (grids if engine == "irgrid" else peer_grids.setdefault(engine, {})).setdefault(name, []).append(result)
+                    if engine == "irgrid-docids":
+                        grids.setdefault(f"{name}_docids", []).append(result)
+                    else:
+                        (grids if engine == "irgrid" else peer_grids.setdefault(engine, {})).setdefault(name, []).append(result)
                     prepare = ""
                     if result.get("per_point"):
                         prepare = (f"  (per point: prepare {med([x['prepare_s'] for x in result['per_point']]):.2f} s, "
