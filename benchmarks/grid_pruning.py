@@ -30,12 +30,20 @@ threshold ``T`` starts at:
 
 Term upper bounds: ``exact``, the largest of the term's weighted postings at the point (what a pass over
 its postings, or its (tf, |D|) Pareto frontier, gives); ``safe``, BM25 at the term's largest tf and
-least document length (which need not be one posting). Block-max variants (``block64``, ``block128``:
-blocks of that many postings of a term, in docid order, each with its largest weighted posting) add two
-checks to MaxScore (as block-max MaxScore does): a touched document is skipped when the block bounds of
-all the query's terms at its docid (the block of each term whose last docid is at least it; 0 past the
-last) sum below ``T``, and the non-essential bounds in the per-document check are the block bounds.
-The bound and lookup work itself (cursor moves, block-bound sums, the heap) is counted, not costed.
+least document length (which need not be one posting). Block-max variants (``block8``, ``block64``,
+``block128``: blocks of that many postings of a term, in docid order, each with its largest weighted
+posting) add two checks to MaxScore (as block-max MaxScore does): a touched document is skipped when
+the block bounds of all the query's terms at its docid (the block of each term whose last docid is at
+least it; 0 past the last) sum below ``T``, and the non-essential bounds in the per-document check are
+the block bounds. The bound and lookup work itself (cursor moves, block-bound sums, the heap) is
+counted, not costed.
+
+The ``ideal`` variants bound a document by the block maxima of only the terms it holds, as if which
+terms hold it were known for free (what block-max WAND's bound comes to when every term alone can
+reach the threshold: the pivot is then the first cursor, and its block is skipped when its maximum is
+below it): the candidates visited in docid order, or in the order of their document length (docids
+assigned by length, the postings' blocks cut in that order), a candidate skipped when its bound is
+below ``T``, else all its postings scored and its score offered to the heap.
 
 The counts are then costed with the per-unit costs of today's fused kernel measured in the same
 process (least of ``--repeats``): ``Scorer._top_block`` of one and of 8 points (the grid's second
