@@ -26,7 +26,8 @@ threshold ``T`` starts at:
 - ``oracle``: theta itself, known in advance (what no safe dynamic-threshold method can beat);
 - ``daat``: minus infinity, raised by the heap as it goes (a plain document-at-a-time MaxScore);
 - ``previous``: the depth-th largest score at this point of the previous grid point's top ``depth``
-  (real documents' scores, so at most theta), then raised by the heap.
+  (real documents' scores, so at most theta), then raised by the heap (minus infinity at the first
+  point).
 
 Term upper bounds: ``exact``, the largest of the term's weighted postings at the point (what a pass over
 its postings, or its (tf, |D|) Pareto frontier, gives); ``safe``, BM25 at the term's largest tf and
