@@ -51,11 +51,16 @@ def test_the_measures_of_integer_rankings_are_ir_measures_values(judgements, ran
         "score": pa.array([-float(r) for ranking in rankings for r in range(len(ranking))], pa.float64()),
     })
     expected = evaluator.evaluate_table(run)
-    got = RankedJudgements(evaluator, qrels, pa.array(DOCNOS, pa.string())).evaluate_table(qids, docids, offsets)
+    ranked = RankedJudgements(evaluator, qrels, pa.array(DOCNOS, pa.string()))
+    got = ranked.evaluate_table(qids, docids, offsets)
     assert got.column("qid").to_pylist() == expected.column("qid").to_pylist()
     assert got.column("measure").to_pylist() == expected.column("measure").to_pylist()
     # to the last bit: the tables' significance tests read these values
     assert got.column("value").to_pylist() == expected.column("value").to_pylist()
+    # the rankers' int32 ids, evaluated again by the same judgements (a job evaluates all its cells with one):
+    # nothing of the first call's queries is left in its table of judged ids
+    again = ranked.evaluate_table(qids, docids.astype(np.int32), offsets)
+    assert again.column("value").to_pylist() == expected.column("value").to_pylist()
 
 
 @pytest.mark.parametrize(("names", "expected"), [
@@ -85,3 +90,12 @@ def test_hand_computed_values():
         2 / 3,                     # R@3
         1 / ideal,                 # nDCG@2: b (1) at rank 1, x (0) at rank 2; ideal a (2), then b or z (1)
     ])
+
+
+@pytest.mark.parametrize("docid", [-1, 4])
+def test_a_ranking_with_an_id_outside_the_index_is_refused(docid):
+    qrels = _qrels([("q1", "a", 1)])
+    evaluator = RunEvaluator(qrels, ["AP"], ["q1"])
+    judgements = RankedJudgements(evaluator, qrels, pa.array(["a", "b", "c", "x"], pa.string()))
+    with pytest.raises(ValueError, match="outside 0..3"):
+        judgements.values(["q1"], np.array([0, docid], dtype=np.int32), np.array([0, 2]))

@@ -5,7 +5,9 @@ A chunk job ranks documents by their ids (``Scorer.grid_tops``); ir-measures tak
 each, and trec_eval's own sort, before any measure is computed. For the measures whose value
 depends only on where the judged documents rank (``SUPPORTED``), :class:`RankedJudgements`
 computes trec_eval's numbers from the document ids: the qrels are mapped to the index's ids
-once a job, each query's ranking is walked once in rank order, and every value is the one
+once a job, each query's ranking is walked once in rank order (a ranked document's grade read
+from a table by document id that holds only that query's judgements while it is walked: one read
+a row, not a search of the judged ids), and every value is the one
 trec_eval computes (as pytrec_eval builds it for ir-measures), to the last bit:
 ``tests/test_trec_measures.py`` checks them against ir-measures on random rankings and
 graded, negative and missing judgements.
@@ -98,6 +100,10 @@ class RankedJudgements:
             judged_ids += [docid for docid, _ in found]
             judged_grades += [grade for _, grade in found]
             offsets.append(len(judged_ids))
+        self.num_docs = len(docnos)
+        # judged_at[docid]: 1 + the position of docid among judged_ids while its query is walked, else 0
+        # (_evaluate sets a query's entries and clears them after it); made on first use, one a job
+        self._judged_at: np.ndarray | None = None
         self.judged_ids = np.array(judged_ids, dtype=np.int64)
         self.judged_grades = np.array(judged_grades, dtype=np.int64)
         self.judged_offsets = np.array(offsets, dtype=np.int64)
@@ -108,9 +114,17 @@ class RankedJudgements:
         judged_row = self.evaluator._row_of_qid
         rows = np.array([judged_row.get(str(qid), -1) for qid in qids], dtype=np.int64)
         values = np.tile(self.evaluator._defaults, len(self.evaluator.judged))
-        _evaluate(rows, np.asarray(docids, dtype=np.int64), np.asarray(offsets, dtype=np.int64), self.judged_ids,
+        docids = np.asarray(docids)
+        if docids.dtype != np.int32:  # the rankers' ids are int32: no copy of theirs
+            docids = docids.astype(np.int64, copy=False)
+        # the kernel reads the table at every ranked id unchecked: an id from another index is an error here
+        if len(docids) and (int(docids.min()) < 0 or int(docids.max()) >= self.num_docs):
+            raise ValueError(f"a ranking holds document ids outside 0..{self.num_docs - 1}: not this index's rankings")
+        if self._judged_at is None:
+            self._judged_at = np.zeros(self.num_docs, dtype=np.int32)
+        _evaluate(rows, docids, np.asarray(offsets, dtype=np.int64), self.judged_ids,
                   self.judged_grades, self.judged_offsets, self.num_relevant, self.ideal_gains, self.ideal_offsets,
-                  self.codes, self.cutoffs, self.columns, self.width, values)
+                  self.codes, self.cutoffs, self.columns, self.width, values, self._judged_at)
         return values
 
     def evaluate_table(self, qids: Sequence[str], docids: np.ndarray, offsets: np.ndarray) -> pa.Table:
@@ -119,33 +133,30 @@ class RankedJudgements:
 
 
 @njit(cache=True, nogil=True)
-def _grade(judged_ids, judged_grades, lo, hi, docid):
-    """The grade of ``docid`` among a query's judged ids ``[lo, hi)`` (sorted), 0 when not judged."""
-    end = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if judged_ids[mid] < docid:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and judged_ids[lo] == docid:
-        return judged_grades[lo]
-    return 0
-
-
-@njit(cache=True, nogil=True)
 def _evaluate(rows, docids, offsets, judged_ids, judged_grades, judged_offsets, num_relevant, ideal_gains,
-              ideal_offsets, codes, cutoffs, columns, width, values):
+              ideal_offsets, codes, cutoffs, columns, width, values, judged_at):
     # per ranking: its grades in rank order, then each measure as trec_eval accumulates it
+    longest = 0
+    for q in range(len(rows)):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    buffer = np.empty(longest, np.int64)
     for q in range(len(rows)):
         row = rows[q]
         n = offsets[q + 1] - offsets[q]
         if row < 0 or n == 0:
             continue  # not judged, or nothing ranked: the measure's default stays
         lo, hi = judged_offsets[row], judged_offsets[row + 1]
-        grades = np.empty(n, np.int64)
+        # the query's judged ids in the table (distinct: one judgement a document), read at each ranked id,
+        # then cleared for the next query
+        for j in range(lo, hi):
+            judged_at[judged_ids[j]] = j + 1 - lo
+        grades = buffer[:n]
+        start = offsets[q]
         for i in range(n):
-            grades[i] = _grade(judged_ids, judged_grades, lo, hi, docids[offsets[q] + i])
+            at = judged_at[docids[start + i]]
+            grades[i] = judged_grades[lo + at - 1] if at else 0
+        for j in range(lo, hi):
+            judged_at[judged_ids[j]] = 0
         relevant = num_relevant[row]
         for m in range(len(codes)):
             code, cutoff = codes[m], cutoffs[m]
