@@ -354,19 +354,11 @@ def pareto_sizes(queries) -> np.ndarray:
     return sizes
 
 
-def _least_cpu(call, repeats: int) -> float:
-    least = float("inf")
-    for _ in range(repeats):
-        started = time.process_time()
-        call()
-        least = min(least, time.process_time() - started)
-    return least
-
-
 def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, float]:
     """Today's kernel's costs (CPU s, least of ``repeats``): an extra point of a block of 8, its ranking, its
     scoring, a posting's and a candidate's share, the fixed ranking of a point's top ``depth``, a docno column."""
     from grid_floor import rank_block  # benchmarks/grid_floor.py: the kernel's ranking from given scores
+    from grid_point import least_cpu  # benchmarks/grid_point.py: the least CPU s of a call's repeats
 
     from irgrid.retrieve.ranking import _result_offsets
 
@@ -374,8 +366,8 @@ def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, fl
     layout = scorer.grid_layout(model, queries)
     candidate_ranks = layout[0]
     n = len(queries)
-    one = _least_cpu(lambda: scorer._top_block(model, queries, points[:1], depth, 0, n, layout), repeats)
-    eight = _least_cpu(lambda: scorer._top_block(model, queries, points, depth, 0, n, layout), repeats)
+    one = least_cpu(lambda: scorer._top_block(model, queries, points[:1], depth, 0, n, layout), repeats)
+    eight = least_cpu(lambda: scorer._top_block(model, queries, points, depth, 0, n, layout), repeats)
     marginal = (eight - one) / (len(points) - 1)
 
     block = np.stack([scorer.score_all(model, queries, point) for point in points])
@@ -384,7 +376,7 @@ def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, fl
     no_given = np.zeros((len(points), n))
     args = (queries.candidates, queries.candidate_offsets, candidate_ranks, depth, offsets, *out, 0, no_given)
     rank_block(block, *args)  # compiles
-    ranking = _least_cpu(lambda: rank_block(block, *args), repeats) / len(points)
+    ranking = least_cpu(lambda: rank_block(block, *args), repeats) / len(points)
 
     # each point's candidates reaching its theta alone: the ranking's fixed part
     query_of = np.repeat(np.arange(n), np.diff(queries.candidate_offsets))
@@ -403,10 +395,10 @@ def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, fl
                      no_given[:1])
         kept_block = np.ascontiguousarray(block[j:j + 1, keep])
         rank_block(kept_block, *kept_args)
-        fixed += _least_cpu(lambda: rank_block(kept_block, *kept_args), repeats)  # noqa: B023 (called here)
+        fixed += least_cpu(lambda: rank_block(kept_block, *kept_args), repeats)  # noqa: B023 (called here)
         assert np.array_equal(kept_out[0][0], out[0][j]), "the top alone ranks as the whole"
     fixed /= len(points)
-    docnos = _least_cpu(lambda: scorer.docno_column(out[0][0]), repeats)
+    docnos = least_cpu(lambda: scorer.docno_column(out[0][0]), repeats)
     postings = queries.num_postings
     candidates = len(queries.candidates)
     reaching = reaching_total / len(points)
