@@ -110,7 +110,8 @@ class RankedJudgements:
 
     def values(self, qids: Sequence[str], docids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """The values of every judged query and measure (:meth:`RunEvaluator._values`'s layout) of the
-        rankings of ``qids``: query ``i`` ranks ``docids[offsets[i]:offsets[i+1]]``, best first."""
+        rankings of ``qids``: query ``i`` ranks ``docids[offsets[i]:offsets[i+1]]``, best first (ids of this
+        index: any other raises ``ValueError``)."""
         judged_row = self.evaluator._row_of_qid
         rows = np.array([judged_row.get(str(qid), -1) for qid in qids], dtype=np.int64)
         values = np.tile(self.evaluator._defaults, len(self.evaluator.judged))
