@@ -32,7 +32,6 @@ point that reach the threshold and that are sorted (after the cut) are printed.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -43,6 +42,8 @@ from numba import njit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
+
+from grid_point import grid_arguments  # noqa: E402  (benchmarks/grid_point.py: the grid benchmarks' arguments)
 
 from irgrid.retrieve.ranking import (  # noqa: E402  (after the path to this checkout's src)
     SAMPLE_WHEN_LONGER,
@@ -152,11 +153,7 @@ def rank_block(block, candidates, candidate_offsets, ranks, depth, offsets, out_
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--topics", type=Path, required=True)
-    parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = grid_arguments(__doc__.splitlines()[0])
     args = parser.parse_args()
 
     from irgrid.index import IndexReader

@@ -42,6 +42,17 @@ K1_RANGE, B_RANGE = (0.6, 1.8), (0.3, 0.9)
 GRID = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
 
 
+def grid_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments of the grid benchmarks (this one, grid_floor.py, grid_pruning.py): an index, its topics, a
+    depth and how many repeats a timing takes its least of."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--topics", type=Path, required=True)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    return parser
+
+
 def least_cpu(call, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -52,11 +63,7 @@ def least_cpu(call, repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--topics", type=Path, required=True)
-    parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = grid_arguments(__doc__.splitlines()[0])
     args = parser.parse_args()
 
     import os

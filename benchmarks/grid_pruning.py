@@ -60,7 +60,6 @@ fixed ranking + the docno column, every lookup, bound check and heap move free.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -73,6 +72,8 @@ from numba import njit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
+
+from grid_point import grid_arguments, least_cpu  # noqa: E402  (benchmarks/grid_point.py, after the path to it)
 
 #: scale.py's 20-point grid
 GRID = [{"k1": k1, "b": b} for k1 in (0.6, 0.9, 1.2, 1.5, 1.8) for b in (0.3, 0.5, 0.75, 0.9)]
@@ -358,7 +359,6 @@ def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, fl
     """Today's kernel's costs (CPU s, least of ``repeats``): an extra point of a block of 8, its ranking, its
     scoring, a posting's and a candidate's share, the fixed ranking of a point's top ``depth``, a docno column."""
     from grid_floor import rank_block  # benchmarks/grid_floor.py: the kernel's ranking from given scores
-    from grid_point import least_cpu  # benchmarks/grid_point.py: the least CPU s of a call's repeats
 
     from irgrid.retrieve.ranking import _result_offsets
 
@@ -409,11 +409,7 @@ def unit_costs(scorer, model, queries, depth: int, repeats: int) -> dict[str, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--topics", type=Path, required=True)
-    parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = grid_arguments(__doc__.splitlines()[0])
     parser.add_argument("--no-timing", action="store_true", help="counts only (a small collection)")
     parser.add_argument("--timing-only", action="store_true", help="the kernel's unit costs only, no counts")
     args = parser.parse_args()
